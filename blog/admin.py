@@ -1,0 +1,71 @@
+"""Editorial admin for the blog."""
+from django.contrib import admin
+from django.db.models import Count
+
+from repojournal.workflow_admin import WorkflowAdmin
+
+from .models import Author, Post, PostAuthor, TaggedPost
+
+
+@admin.register(Author)
+class AuthorAdmin(admin.ModelAdmin):
+    list_display = ["name", "handle", "user", "post_count"]
+    search_fields = ["name", "handle", "bio"]
+    list_select_related = ["user"]
+    prepopulated_fields = {"slug": ["name"]}
+    raw_id_fields = ["user"]
+    view_on_site = True
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(post_total=Count("post_links"))
+
+    @admin.display(description="posts", ordering="post_total")
+    def post_count(self, obj) -> int:
+        return obj.post_total
+
+
+class PostAuthorInline(admin.TabularInline):
+    model = PostAuthor
+    fields = ["position", "author"]
+    autocomplete_fields = ["author"]
+    ordering = ["position"]
+    min_num = 1
+    extra = 0
+    verbose_name = "author"
+    verbose_name_plural = "authors (in byline order)"
+
+
+class TaggedPostInline(admin.TabularInline):
+    """Tags as rows with autocomplete, rather than taggit's comma-separated text box."""
+
+    model = TaggedPost
+    autocomplete_fields = ["tag"]
+    extra = 1
+    verbose_name = "tag"
+    verbose_name_plural = "tags"
+
+
+@admin.register(Post)
+class PostAdmin(WorkflowAdmin):
+    preview_url_name = "blog:preview"
+    list_display = ["title", "byline", "status_badge", "published_at", "tag_list", "updated_at"]
+    list_filter = ["status", ("authors", admin.RelatedOnlyFieldListFilter), "tags", "published_at"]
+    search_fields = ["title", "body", "excerpt", "authors__name", "authors__handle"]
+    date_hierarchy = "published_at"
+    prepopulated_fields = {"slug": ["title"]}
+    inlines = [PostAuthorInline, TaggedPostInline]
+    fieldsets = [
+        (None, {"fields": ["title", "slug", "disclosure", "excerpt", "body"]}),
+        ("Publication", {"fields": ["status", "published_at"]}),
+    ]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_listing_data()
+
+    @admin.display(description="authors")
+    def byline(self, obj) -> str:
+        return ", ".join(str(author) for author in obj.ordered_authors())
+
+    @admin.display(description="tags")
+    def tag_list(self, obj) -> str:
+        return ", ".join(tag.name for tag in obj.tags.all())

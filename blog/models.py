@@ -1,0 +1,122 @@
+"""The blog: long-form posts with ordered authors and tags."""
+from django.conf import settings
+import reversion
+from django.db import models
+from django.urls import reverse
+from django.utils.html import strip_tags
+from django.utils.text import Truncator
+from taggit.managers import TaggableManager
+from taggit.models import TaggedItemBase
+
+from repojournal.rendering import render_markdown
+from repojournal.workflow import PublishableModel, PublishableQuerySet
+
+EXCERPT_WORDS = 60
+
+
+class Author(models.Model):
+    """Someone who writes for the blog; may or may not have a site account."""
+
+    name = models.CharField(max_length=120)
+    handle = models.CharField(
+        max_length=60, blank=True, help_text="GitHub-style handle without the @, e.g. ezyang. Optional."
+    )
+    bio = models.TextField(blank=True)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="author"
+    )
+    slug = models.SlugField(max_length=140, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (@{self.handle})" if self.handle else self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("blog:author", args=[self.slug])
+
+
+class TaggedPost(TaggedItemBase):
+    """The taggit through model, so tag queries join an indexed table of our own."""
+
+    content_object = models.ForeignKey("Post", on_delete=models.CASCADE, related_name="tagged_items")
+
+
+class PostQuerySet(PublishableQuerySet):
+    def with_listing_data(self):
+        """Everything a listing shows (ordered authors, tags) in a fixed number of queries."""
+        return self.prefetch_related(
+            models.Prefetch("post_authors", queryset=PostAuthor.objects.select_related("author")),
+            "tags",
+        )
+
+
+class Post(PublishableModel):
+    """A long-form article; its body is Markdown rendered once, on save, to sanitised HTML."""
+
+    publish_permission = "blog.publish_post"
+
+    title = models.CharField(max_length=300)
+    slug = models.SlugField(max_length=200, unique=True)
+    body = models.TextField(help_text="Markdown (CommonMark, tables, fenced code).")
+    body_html = models.TextField(blank=True, editable=False)
+    excerpt = models.TextField(
+        blank=True, help_text="Shown in listings. Leave empty to use the start of the body."
+    )
+    disclosure = models.CharField(
+        max_length=300, blank=True,
+        help_text="Optional line shown above the post, e.g. how it was drafted.",
+    )
+    authors = models.ManyToManyField(Author, through="PostAuthor", related_name="posts")
+    tags = TaggableManager(through=TaggedPost, blank=True)
+
+    objects = PostQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-published_at", "-id"]
+        get_latest_by = "published_at"
+        permissions = [("publish_post", "Can approve, publish, schedule and archive posts")]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def save(self, *args, **kwargs):
+        self.body_html = render_markdown(self.body)
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("blog:post", args=[self.slug])
+
+    @property
+    def display_excerpt(self) -> str:
+        """The explicit excerpt, or the body's first words as plain text."""
+        if self.excerpt:
+            return self.excerpt
+        return Truncator(" ".join(strip_tags(self.body_html).split())).words(EXCERPT_WORDS, truncate=" …")
+
+    def ordered_authors(self) -> list[Author]:
+        """Authors in byline order (uses the listing prefetch when present)."""
+        return [link.author for link in self.post_authors.all()]
+
+
+class PostAuthor(models.Model):
+    """An author's place in a post's byline."""
+
+    post = models.ForeignKey(Post, related_name="post_authors", on_delete=models.CASCADE)
+    author = models.ForeignKey(Author, related_name="post_links", on_delete=models.PROTECT)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        verbose_name = "author"
+        constraints = [models.UniqueConstraint(fields=["post", "author"], name="unique_post_author")]
+
+    def __str__(self) -> str:
+        return str(self.author)
+
+
+# Revision history: a post's version includes its ordered authors and tags.
+reversion.register(PostAuthor)
+reversion.register(TaggedPost)
+reversion.register(Post, follow=["post_authors", "tagged_items"])

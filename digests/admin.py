@@ -1,0 +1,144 @@
+"""Editorial admin for The Wire."""
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count
+
+from repojournal.workflow_admin import WorkflowAdmin
+
+from .citations import check_citations
+from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
+
+
+class RepositoryInline(admin.TabularInline):
+    model = Repository
+    fields = ["full_name", "url", "description"]
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(Topic)
+class TopicAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "repository_count"]
+    search_fields = ["name", "description"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [RepositoryInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(repository_total=Count("repositories"))
+
+    @admin.display(description="repositories", ordering="repository_total")
+    def repository_count(self, obj) -> int:
+        return obj.repository_total
+
+
+@admin.register(Repository)
+class RepositoryAdmin(admin.ModelAdmin):
+    list_display = ["full_name", "topic", "url"]
+    list_filter = ["topic"]
+    list_select_related = ["topic"]
+    search_fields = ["full_name", "description"]
+    autocomplete_fields = ["topic"]
+    view_on_site = True
+
+
+@admin.register(Reference)
+class ReferenceAdmin(admin.ModelAdmin):
+    list_display = ["title", "kind", "repository", "number", "short_sha", "state", "author_login", "merged_at"]
+    list_filter = ["kind", "state", ("repository", admin.RelatedOnlyFieldListFilter), "merged_at"]
+    list_select_related = ["repository"]
+    search_fields = ["title", "key", "sha", "author_login", "repository__full_name"]
+    date_hierarchy = "merged_at"
+    autocomplete_fields = ["repository"]
+    fieldsets = [
+        (None, {"fields": ["repository", "kind", "key", "number", "sha", "title", "url"]}),
+        ("Activity", {"fields": ["author_login", "state", "merged_at", "opened_at", "labels"]}),
+        ("Body", {"fields": ["body"], "description": "Raw Markdown from GitHub; it is sanitised before display."}),
+    ]
+
+    @admin.display(description="SHA", ordering="sha")
+    def short_sha(self, obj) -> str:
+        return obj.sha[:10]
+
+
+class CitationCheckFormSet(forms.BaseInlineFormSet):
+    """Refuses a digest whose summary or body cites a number with no reference.
+
+    The admin builds this formset with the digest as edited in the same request,
+    so the check sees the new text and the new reference rows together.
+    """
+
+    def clean(self):
+        super().clean()
+        if any(self.errors):
+            return
+        numbers = [
+            form.cleaned_data["number"]
+            for form in self.forms
+            if form.cleaned_data and not form.cleaned_data.get("DELETE") and form.cleaned_data.get("number")
+        ]
+        duplicates = sorted({n for n in numbers if numbers.count(n) > 1})
+        if duplicates:
+            raise forms.ValidationError(f"Citation number [{duplicates[0]}] is used by more than one reference.")
+        report = check_citations([self.instance.summary, self.instance.body], numbers)
+        if not report.ok:
+            raise forms.ValidationError(report.error_message())
+
+
+class DigestReferenceInline(admin.TabularInline):
+    model = DigestReference
+    formset = CitationCheckFormSet
+    autocomplete_fields = ["reference"]
+    ordering = ["number"]
+    extra = 1
+
+
+class ActionItemInline(admin.TabularInline):
+    model = ActionItem
+    fields = ["position", "text", "repository", "priority"]
+    autocomplete_fields = ["repository"]
+    ordering = ["position"]
+    extra = 1
+
+
+class FAQEntryInline(admin.StackedInline):
+    model = FAQEntry
+    fields = ["position", "question", "answer"]
+    ordering = ["position"]
+    extra = 0
+
+
+@admin.register(Digest)
+class DigestAdmin(WorkflowAdmin):
+    preview_url_name = "digests:preview"
+    list_display = ["headline", "topic", "date", "status_badge", "published_at", "reference_count", "updated_at"]
+    list_filter = ["status", "topic", ("references__repository", admin.RelatedOnlyFieldListFilter), "date"]
+    list_select_related = ["topic"]
+    search_fields = ["headline", "summary", "body", "topic__name"]
+    date_hierarchy = "date"
+    autocomplete_fields = ["topic"]
+    prepopulated_fields = {"slug": ["headline"]}
+    inlines = [DigestReferenceInline, ActionItemInline, FAQEntryInline]
+    actions = WorkflowAdmin.actions + ["add_default_faq"]
+    fieldsets = [
+        (None, {"fields": ["topic", "date", ("section", "label"), "headline", "slug", "byline"]}),
+        ("Text", {"fields": ["summary", "body"], "description": "Cite references by their number: [1] or [ref:1]."}),
+        ("Publication", {"fields": ["status", "published_at"]}),
+    ]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(reference_total=Count("digest_references", distinct=True))
+
+    @admin.display(description="references", ordering="reference_total")
+    def reference_count(self, obj) -> int:
+        return obj.reference_total
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        report = form.instance.citation_report()
+        if report.uncited:
+            self.message_user(request, report.warning_message(), messages.WARNING)
+
+    @admin.action(description="Add the generated FAQ for editing (digests without one)", permissions=["change"])
+    def add_default_faq(self, request, queryset):
+        added = sum(1 for digest in queryset if digest.add_default_faq())
+        self.message_user(request, f"Added the generated FAQ to {added} digest{'s' if added != 1 else ''}.")

@@ -1,0 +1,54 @@
+"""Numbered citations in digest text: ``[1]``, ``[ref:3]``.
+
+A digest's summary and body cite its references by number. The same scanner
+backs the save-time check (every cited number must exist), the uncited-reference
+warning, and the rendering of citations as links.
+"""
+import re
+from dataclasses import dataclass, field
+
+CITATION_RE = re.compile(r"\[(?:ref:)?(\d{1,4})\](?!\()")
+
+
+def cited_numbers(*texts: str) -> list[int]:
+    """Every number cited in `texts`, in order of first appearance, without repeats."""
+    seen: dict[int, None] = {}
+    for text in texts:
+        for match in CITATION_RE.finditer(text or ""):
+            seen.setdefault(int(match.group(1)), None)
+    return list(seen)
+
+
+def strip_citations(text: str) -> str:
+    """Remove citation markers, as the seed FAQ answers do ("operations , while")."""
+    return CITATION_RE.sub("", text or "")
+
+
+@dataclass
+class CitationReport:
+    """Cited numbers with no reference (an error) and references never cited (a warning)."""
+
+    missing: list[int] = field(default_factory=list)
+    uncited: list[int] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing
+
+    def error_message(self) -> str:
+        numbers = ", ".join(f"[{n}]" for n in self.missing)
+        noun = "Citation" if len(self.missing) == 1 else "Citations"
+        return f"{noun} {numbers} in the summary or body {'has' if len(self.missing) == 1 else 'have'} no matching reference."
+
+    def warning_message(self) -> str:
+        numbers = ", ".join(f"[{n}]" for n in self.uncited)
+        return f"Reference{'s' if len(self.uncited) > 1 else ''} {numbers} {'are' if len(self.uncited) > 1 else 'is'} never cited in the summary or body."
+
+
+def check_citations(texts: list[str], reference_numbers) -> CitationReport:
+    cited = cited_numbers(*texts)
+    available = set(reference_numbers)
+    return CitationReport(
+        missing=[n for n in cited if n not in available],
+        uncited=sorted(available.difference(cited)),
+    )

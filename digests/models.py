@@ -1,0 +1,337 @@
+"""The Wire: topics, repositories, the activity we cite, and the daily digests."""
+from django.core.validators import RegexValidator
+import reversion
+from django.db import models
+from django.urls import reverse
+from django.utils.formats import date_format
+from django.utils.text import slugify
+
+from repojournal.rendering import render_markdown
+from repojournal.workflow import PublishableModel, PublishableQuerySet, WorkflowError
+
+from .citations import CitationReport, check_citations, strip_citations
+
+full_name_validator = RegexValidator(
+    r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$",
+    "Enter a GitHub repository as owner/name, e.g. pytorch/executorch.",
+)
+
+
+class Topic(models.Model):
+    """A group of repositories The Wire reports on together, e.g. PyTorch."""
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("digests:topic", args=[self.slug])
+
+
+class RepositoryQuerySet(models.QuerySet):
+    def get_or_create_by_full_name(self, full_name: str, **defaults):
+        """Find a repository by owner/name (case-insensitively, as GitHub does) or create it."""
+        existing = self.filter(full_name__iexact=full_name).first()
+        if existing:
+            return existing, False
+        return self.create(full_name=full_name, **defaults), True
+
+
+class Repository(models.Model):
+    """A GitHub repository, known by its owner/name."""
+
+    topic = models.ForeignKey(
+        Topic, related_name="repositories", null=True, blank=True, on_delete=models.SET_NULL
+    )
+    full_name = models.CharField(
+        "owner/name", max_length=140, unique=True, validators=[full_name_validator],
+        help_text="As on GitHub, e.g. pytorch/executorch.",
+    )
+    url = models.URLField(blank=True, help_text="Leave empty for https://github.com/owner/name.")
+    description = models.TextField(blank=True)
+
+    objects = RepositoryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["full_name"]
+        verbose_name_plural = "repositories"
+
+    def __str__(self) -> str:
+        return self.full_name
+
+    def save(self, *args, **kwargs):
+        if not self.url:
+            self.url = f"https://github.com/{self.full_name}"
+        super().save(*args, **kwargs)
+
+    @property
+    def owner(self) -> str:
+        return self.full_name.split("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.full_name.split("/", 1)[1]
+
+    def get_absolute_url(self) -> str:
+        return reverse("digests:repository", args=[self.owner, self.name])
+
+
+class ReferenceQuerySet(models.QuerySet):
+    def upsert(self, repository: Repository, kind: str, key: str, **fields):
+        """Create or update the reference with this natural key.
+
+        Returns ``(reference, outcome)`` where outcome is "created", "updated" or
+        "unchanged"; an unchanged row is not written, so re-running an import is
+        free and leaves ``updated_at`` alone.
+        """
+        reference = self.filter(repository=repository, kind=kind, key=key).first()
+        if reference is None:
+            return self.create(repository=repository, kind=kind, key=key, **fields), "created"
+        changed = {name: value for name, value in fields.items() if getattr(reference, name) != value}
+        if not changed:
+            return reference, "unchanged"
+        for name, value in changed.items():
+            setattr(reference, name, value)
+        reference.save()
+        return reference, "updated"
+
+
+class Reference(models.Model):
+    """One piece of repository activity a digest can cite.
+
+    ``key`` is GitHub's own identity for the item within its repository and kind
+    (the number of a pull request or issue, the SHA of a commit, the tag of a
+    release), so every importer upserts on (repository, kind, key) and a re-import
+    updates instead of duplicating. Items known only from a document, with no
+    GitHub id, are keyed by their title.
+    """
+
+    class Kind(models.TextChoices):
+        PULL_REQUEST = "pull_request", "Pull request"
+        COMMIT = "commit", "Commit"
+        RELEASE = "release", "Release"
+        ISSUE = "issue", "Issue"
+
+    repository = models.ForeignKey(Repository, related_name="references", on_delete=models.PROTECT)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    key = models.CharField(
+        max_length=200,
+        help_text="GitHub's id within the repository: PR/issue number, commit SHA or release tag.",
+    )
+    number = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Pull request or issue number (for a commit: the PR it landed)."
+    )
+    sha = models.CharField("SHA", max_length=40, blank=True)
+    title = models.CharField(max_length=500)
+    url = models.URLField(max_length=500, blank=True)
+    author_login = models.CharField(max_length=100, blank=True)
+    state = models.CharField(max_length=20, blank=True, help_text="open, closed, merged, published…")
+    merged_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    labels = models.JSONField(default=list, blank=True)
+    body = models.TextField(blank=True, help_text="Raw Markdown from GitHub, written by strangers.")
+    body_html = models.TextField(blank=True, editable=False)
+    opened_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it was opened, authored or released on GitHub."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ReferenceQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-merged_at", "-opened_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["repository", "kind", "key"], name="unique_reference_natural_key")
+        ]
+
+    def __str__(self) -> str:
+        return self.display_title
+
+    def save(self, *args, **kwargs):
+        self.body_html = render_markdown(self.body)
+        super().save(*args, **kwargs)
+
+    @property
+    def display_title(self) -> str:
+        """The title as the seed digests show it: commits carry their PR number, "(#186025)"."""
+        if self.kind == self.Kind.COMMIT and self.number and f"(#{self.number})" not in self.title:
+            return f"{self.title} (#{self.number})"
+        return self.title
+
+
+class DigestQuerySet(PublishableQuerySet):
+    def with_listing_data(self):
+        return self.select_related("topic")
+
+    def with_page_data(self):
+        """Everything a digest page shows, in a fixed number of queries."""
+        return self.select_related("topic").prefetch_related(
+            models.Prefetch(
+                "digest_references",
+                queryset=DigestReference.objects.select_related("reference__repository"),
+            ),
+            models.Prefetch("action_items", queryset=ActionItem.objects.select_related("repository")),
+            "faq_entries",
+        )
+
+
+class Digest(PublishableModel):
+    """A day's news about one topic, citing numbered references."""
+
+    publish_permission = "digests.publish_digest"
+
+    topic = models.ForeignKey(Topic, related_name="digests", on_delete=models.PROTECT)
+    date = models.DateField(help_text="The day of activity this digest covers.")
+    section = models.CharField(max_length=60, default="The Wire")
+    label = models.CharField(max_length=60, blank=True, help_text="Second half of the kicker, e.g. Showcase.")
+    headline = models.CharField(max_length=300)
+    summary = models.TextField(help_text="Markdown. Cite references by number: [1] or [ref:1].")
+    body = models.TextField(blank=True, help_text="Markdown. Cite references by number: [1] or [ref:1].")
+    summary_html = models.TextField(blank=True, editable=False)
+    body_html = models.TextField(blank=True, editable=False)
+    byline = models.CharField(max_length=100, default="RepoJournal")
+    slug = models.SlugField(max_length=200, unique=True, help_text="Part of the digest's address.")
+    references = models.ManyToManyField(Reference, through="DigestReference", related_name="digests")
+
+    objects = DigestQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-date", "-published_at", "-id"]
+        get_latest_by = "date"
+        permissions = [("publish_digest", "Can approve, publish, schedule and archive digests")]
+        constraints = [models.UniqueConstraint(fields=["topic", "date"], name="one_digest_per_topic_and_day")]
+
+    def __str__(self) -> str:
+        return self.headline
+
+    def save(self, *args, **kwargs):
+        if not self.slug:
+            self.slug = slugify(f"{self.topic.slug}-{self.date}")
+        self.summary_html = render_markdown(self.summary, citations=True)
+        self.body_html = render_markdown(self.body, citations=True)
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("digests:detail", args=[self.slug])
+
+    @property
+    def kicker(self) -> str:
+        return " · ".join(part for part in (self.section, self.label) if part)
+
+    @property
+    def display_date(self) -> str:
+        return date_format(self.date, "F j, Y")
+
+    def citation_report(self) -> CitationReport:
+        numbers = self.digest_references.values_list("number", flat=True)
+        return check_citations([self.summary, self.body], numbers)
+
+    def check_publishable(self) -> None:
+        report = self.citation_report()
+        if not report.ok:
+            raise WorkflowError(f"“{self.headline}” cannot be published: {report.error_message()}")
+
+    def shipped_repositories(self) -> list[Repository]:
+        """Repositories of the cited references, in citation order, each once."""
+        seen: dict[int, Repository] = {}
+        for item in self.digest_references.all():
+            seen.setdefault(item.reference.repository_id, item.reference.repository)
+        return list(seen.values())
+
+    def default_faq(self) -> list[tuple[str, str]]:
+        """The FAQ the seed digests carry, generated from this digest's content."""
+        topic, day = self.topic.name, self.display_date
+        return [
+            (f"What changed in {topic} on {day}?", " ".join(strip_citations(self.summary).split())),
+            (f"What should {topic} teams do about it?", " • ".join(item.text for item in self.action_items.all())),
+            (
+                f"Which {topic} repositories shipped on {day}?",
+                ", ".join(repo.full_name for repo in self.shipped_repositories()),
+            ),
+        ]
+
+    def faq(self) -> list[tuple[str, str]]:
+        """The editors' FAQ, or the generated defaults while there is none."""
+        entries = [(entry.question, entry.answer) for entry in self.faq_entries.all()]
+        return entries or self.default_faq()
+
+    def add_default_faq(self) -> int:
+        """Store the generated FAQ so editors can edit it; returns how many entries were added."""
+        if self.faq_entries.exists():
+            return 0
+        FAQEntry.objects.bulk_create(
+            FAQEntry(digest=self, position=position, question=question, answer=answer)
+            for position, (question, answer) in enumerate(self.default_faq(), start=1)
+        )
+        return 3
+
+
+class DigestReference(models.Model):
+    """A reference as cited by one digest, under its citation number."""
+
+    digest = models.ForeignKey(Digest, related_name="digest_references", on_delete=models.CASCADE)
+    reference = models.ForeignKey(Reference, related_name="citations", on_delete=models.PROTECT)
+    number = models.PositiveSmallIntegerField(help_text="The citation number used in the text: [1], [ref:1].")
+
+    class Meta:
+        ordering = ["number"]
+        verbose_name = "cited reference"
+        constraints = [
+            models.UniqueConstraint(fields=["digest", "number"], name="unique_citation_number"),
+            models.UniqueConstraint(fields=["digest", "reference"], name="unique_cited_reference"),
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.number}] {self.reference}"
+
+
+class ActionItem(models.Model):
+    """Something readers of a digest should do, for one repository, with a priority."""
+
+    class Priority(models.TextChoices):
+        IMMEDIATE = "immediate", "Immediate"
+        PLAN = "plan", "Plan"
+        MONITOR = "monitor", "Monitor"
+
+    digest = models.ForeignKey(Digest, related_name="action_items", on_delete=models.CASCADE)
+    position = models.PositiveSmallIntegerField(default=0)
+    text = models.TextField()
+    repository = models.ForeignKey(
+        Repository, related_name="action_items", null=True, blank=True, on_delete=models.PROTECT
+    )
+    priority = models.CharField(max_length=20, choices=Priority.choices, default=Priority.PLAN, db_index=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class FAQEntry(models.Model):
+    """One question and answer at the foot of a digest."""
+
+    digest = models.ForeignKey(Digest, related_name="faq_entries", on_delete=models.CASCADE)
+    position = models.PositiveSmallIntegerField(default=0)
+    question = models.CharField(max_length=300)
+    answer = models.TextField()
+
+    class Meta:
+        ordering = ["position", "id"]
+        verbose_name = "FAQ entry"
+        verbose_name_plural = "FAQ entries"
+
+    def __str__(self) -> str:
+        return self.question
+
+
+# Revision history: a digest's version includes its citations, action items and FAQ.
+for _model in (DigestReference, ActionItem, FAQEntry):
+    reversion.register(_model)
+reversion.register(Digest, follow=["digest_references", "action_items", "faq_entries"])

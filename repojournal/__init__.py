@@ -1,0 +1,4 @@
+"""RepoJournal: GitHub repository activity turned into a publication."""
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

@@ -1,0 +1,106 @@
+"""Markdown to safe HTML, done once when content is saved.
+
+Much of what we render was written by strangers (pull-request bodies, commit
+messages, feed entries), so the HTML markdown-it produces -- raw HTML included,
+because GitHub bodies use it -- always passes through nh3's allow-list before it
+is stored. Nothing else in the project emits user text with ``|safe``.
+"""
+from html import escape
+
+import nh3
+from markdown_it import MarkdownIt
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from digests.citations import CITATION_RE
+
+ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",
+    "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p",
+    "pre", "s", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "th",
+    "thead", "tr", "ul",
+}
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title", "id", "class"},
+    "img": {"src", "alt", "title", "width", "height"},
+    "code": {"class"},
+    "div": {"class"},
+    "pre": {"class"},
+    "span": {"class"},
+    "td": {"align"},
+    "th": {"align"},
+    "sup": {"id"},
+    "li": {"id"},
+}
+ALLOWED_URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def _highlight_code(code: str, lang: str, _attrs) -> str:
+    """Highlight a fenced block with Pygments; unknown languages are shown escaped as-is."""
+    try:
+        lexer = get_lexer_by_name(lang.strip()) if lang.strip() else None
+    except ClassNotFound:
+        lexer = None
+    if lexer is None:
+        return ""  # markdown-it then escapes the code itself
+    return highlight(code, lexer, HtmlFormatter(nowrap=True))
+
+
+def _citation_rule(state, silent: bool) -> bool:
+    """Inline rule: ``[3]`` or ``[ref:3]`` becomes a link to reference number 3.
+
+    It runs before markdown-it's link rule, so ``[text](url)`` links and code
+    spans are untouched; only bare numbered brackets are citations.
+    """
+    match = CITATION_RE.match(state.src, state.pos)
+    if match is None:
+        return False
+    if not silent:
+        token = state.push("citation", "", 0)
+        token.meta = {"number": int(match.group(1))}
+    state.pos = match.end()
+    return True
+
+
+def _render_citation(self, tokens, idx, options, env) -> str:
+    number = tokens[idx].meta["number"]
+    return f'<a class="citation" href="#ref-{number}">[{number}]</a>'
+
+
+def _build(citations: bool) -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True, "highlight": _highlight_code}).enable(["table", "strikethrough"])
+    if citations:
+        md.inline.ruler.before("link", "citation", _citation_rule)
+        md.add_render_rule("citation", _render_citation)
+    return md
+
+
+_markdown = _build(citations=False)
+_markdown_with_citations = _build(citations=True)
+
+
+def sanitize_html(html: str) -> str:
+    """Reduce arbitrary HTML to the allow-list: no scripts, handlers, frames or unsafe URLs."""
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes=ALLOWED_URL_SCHEMES,
+        link_rel="nofollow noopener noreferrer",
+    )
+
+
+def render_markdown(text: str, *, citations: bool = False) -> str:
+    """Render CommonMark (+ tables, fenced code) and sanitise the result.
+
+    With ``citations=True`` numbered citations link to ``#ref-N`` anchors.
+    """
+    renderer = _markdown_with_citations if citations else _markdown
+    return sanitize_html(renderer.render(text or ""))
+
+
+def render_plain(text: str) -> str:
+    """Escape plain text for HTML (used where Markdown would be wrong, e.g. titles)."""
+    return escape(text or "")

@@ -1,0 +1,1 @@
+"""Settings split by environment: base (shared, read from the environment), dev, test, prod."""

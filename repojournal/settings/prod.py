@@ -1,0 +1,16 @@
+"""Production: refuses to start with DEBUG on or without a real secret key."""
+from django.core.exceptions import ImproperlyConfigured
+
+from .base import *  # noqa: F403
+from .base import SECRET_KEY, env_bool
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+if DEBUG:
+    raise ImproperlyConfigured("DJANGO_DEBUG must be off in production settings.")
+if len(SECRET_KEY) < 32 or SECRET_KEY.startswith(("dev-", "test-", "django-insecure")):
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a random value of at least 32 characters.")
+
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_CONTENT_TYPE_NOSNIFF = True

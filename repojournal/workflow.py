@@ -1,0 +1,128 @@
+"""The editorial workflow shared by digests and blog posts.
+
+draft -> in review -> published (scheduled while published_at is in the future)
+-> archived. Editors write drafts and submit them; only Publishers approve,
+publish, schedule, archive or change what is already public. The rules live
+here, on the model layer, so the admin, the API and management commands all
+obey the same ones -- hiding a button is not a permission check.
+"""
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.utils import timezone
+
+
+class Status(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    IN_REVIEW = "in_review", "In review"
+    PUBLISHED = "published", "Published"
+    ARCHIVED = "archived", "Archived"
+
+
+#: Moves an editor (no publish permission) may make.
+EDITOR_TRANSITIONS = {
+    (Status.DRAFT, Status.IN_REVIEW),
+    (Status.IN_REVIEW, Status.DRAFT),
+}
+#: Statuses whose content an editor may still change.
+EDITOR_EDITABLE = {Status.DRAFT, Status.IN_REVIEW}
+
+
+class WorkflowError(PermissionDenied):
+    """A status change or edit the user is not allowed to make."""
+
+
+class PublishableQuerySet(models.QuerySet):
+    def published(self):
+        """What readers may see: status published and published_at already passed.
+
+        Decided at query time, so a scheduled item goes live on the minute with
+        no job running. Public code reaches content only through this method.
+        """
+        return self.filter(status=Status.PUBLISHED, published_at__lte=timezone.now())
+
+    def awaiting_review(self):
+        return self.filter(status=Status.IN_REVIEW)
+
+
+class PublishableModel(models.Model):
+    """Status, publication time and the permission rules for changing them."""
+
+    #: "<app_label>.<codename>" of the permission that makes a user a Publisher for this model.
+    publish_permission: str = ""
+
+    status = models.CharField(
+        max_length=20,
+        choices=Status.choices,
+        default=Status.DRAFT,
+        db_index=True,
+        help_text="Draft → In review → Published → Archived. Only Publishers can publish or archive.",
+    )
+    published_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        db_index=True,
+        help_text="When readers first see it. A future time schedules publication; empty means now.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PublishableQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == Status.PUBLISHED and self.published_at is not None and (
+            self.published_at <= timezone.now()
+        )
+
+    @property
+    def is_scheduled(self) -> bool:
+        return self.status == Status.PUBLISHED and self.published_at is not None and (
+            self.published_at > timezone.now()
+        )
+
+    @property
+    def display_status(self) -> str:
+        return "Scheduled" if self.is_scheduled else self.get_status_display()
+
+    def can_publish(self, user) -> bool:
+        return bool(user and user.has_perm(self.publish_permission))
+
+    def can_edit(self, user) -> bool:
+        """Publishers edit anything; editors only what has not gone public yet."""
+        return self.can_publish(user) or self.status in EDITOR_EDITABLE
+
+    def can_transition(self, user, new_status: str) -> bool:
+        if new_status == self.status:
+            return True
+        return self.can_publish(user) or (self.status, new_status) in EDITOR_TRANSITIONS
+
+    def check_transition(self, user, new_status: str) -> None:
+        """Raise WorkflowError unless `user` may move this item to `new_status`."""
+        if not self.can_transition(user, new_status):
+            raise WorkflowError(
+                f"You cannot move this {self._meta.verbose_name} from "
+                f"“{Status(self.status).label}” to “{Status(new_status).label}”: "
+                "only Publishers can publish, schedule or archive."
+            )
+        if new_status == Status.PUBLISHED:
+            self.check_publishable()
+
+    def check_publishable(self) -> None:
+        """Hook for models with extra conditions before going public (digests check citations)."""
+
+    def transition(self, user, new_status: str, *, published_at=None, save: bool = True) -> None:
+        """Change status as `user`, enforcing the workflow; publishing without a time means now."""
+        self.check_transition(user, new_status)
+        self.status = new_status
+        if published_at is not None:
+            self.published_at = published_at
+        if save:
+            self.save()
+
+    def save(self, *args, **kwargs):
+        if self.status == Status.PUBLISHED and self.published_at is None:
+            self.published_at = timezone.now()
+        super().save(*args, **kwargs)

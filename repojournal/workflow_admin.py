@@ -1,0 +1,118 @@
+"""Admin behaviour shared by digests and posts: the workflow, previews, bulk actions.
+
+The permission rules themselves live on the model (repojournal.workflow); this
+mixin only routes every admin path through them: the change form validates the
+status a user picks, the change view turns read-only once an editor may no
+longer edit, and the bulk actions call ``transition()`` item by item.
+"""
+from django import forms
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils import timezone
+
+import reversion
+from reversion.admin import VersionAdmin
+
+from .workflow import Status, WorkflowError
+
+
+class WorkflowForm(forms.ModelForm):
+    """Checks a status change against the workflow for the user submitting the form."""
+
+    current_user = None  # set per request by WorkflowAdmin.get_form
+
+    def clean(self):
+        cleaned = super().clean()
+        new_status = cleaned.get("status")
+        if new_status and not self.instance.can_transition(self.current_user, new_status):
+            self.add_error(
+                "status",
+                f"Only Publishers can move this from “{Status(self.instance.status).label}” "
+                f"to “{Status(new_status).label}”.",
+            )
+        return cleaned
+
+
+class WorkflowAdmin(VersionAdmin):
+    """ModelAdmin for PublishableModel subclasses, with revision history (django-reversion)."""
+
+    form = WorkflowForm
+    preview_url_name = ""  # e.g. "digests:preview"
+    actions = ["submit_for_review", "return_to_draft", "publish", "archive"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        return type(form.__name__, (form,), {"current_user": request.user})
+
+    def is_publisher(self, request) -> bool:
+        return request.user.has_perm(self.model.publish_permission)
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = list(super().get_readonly_fields(request, obj))
+        if not self.is_publisher(request):
+            readonly.append("published_at")  # scheduling is a publishing decision
+        return readonly
+
+    def formfield_for_choice_field(self, db_field, request, **kwargs):
+        if db_field.name == "status" and not self.is_publisher(request):
+            kwargs["choices"] = [(s.value, s.label) for s in (Status.DRAFT, Status.IN_REVIEW)]
+        return super().formfield_for_choice_field(db_field, request, **kwargs)
+
+    def has_change_permission(self, request, obj=None):
+        allowed = super().has_change_permission(request, obj)
+        return allowed and (obj is None or obj.can_edit(request.user))
+
+    def has_delete_permission(self, request, obj=None):
+        allowed = super().has_delete_permission(request, obj)
+        return allowed and (obj is None or obj.can_edit(request.user))
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        if not self.is_publisher(request):
+            for name in ("publish", "archive"):
+                actions.pop(name, None)
+        return actions
+
+    def view_on_site(self, obj):
+        """Readers' page when public, otherwise the staff preview of exactly that page."""
+        if obj.is_published:
+            return obj.get_absolute_url()
+        return reverse(self.preview_url_name, args=[obj.pk])
+
+    def _transition_selected(self, request, queryset, new_status: str, verb: str):
+        done, refused = 0, []
+        for obj in queryset:
+            try:
+                with reversion.create_revision():
+                    obj.transition(request.user, new_status)
+                    reversion.set_user(request.user)
+                    reversion.set_comment(f"{verb} via bulk action.")
+                done += 1
+            except WorkflowError as error:
+                refused.append(str(error))
+        if done:
+            self.message_user(request, f"{verb}: {done} item{'s' if done != 1 else ''}.", messages.SUCCESS)
+        for reason in refused:
+            self.message_user(request, reason, messages.ERROR)
+
+    @admin.action(description="Submit selected for review", permissions=["change"])
+    def submit_for_review(self, request, queryset):
+        self._transition_selected(request, queryset, Status.IN_REVIEW, "Submitted for review")
+
+    @admin.action(description="Return selected to draft", permissions=["change"])
+    def return_to_draft(self, request, queryset):
+        self._transition_selected(request, queryset, Status.DRAFT, "Returned to draft")
+
+    @admin.action(description="Publish selected (now, or at their scheduled time)", permissions=["change"])
+    def publish(self, request, queryset):
+        self._transition_selected(request, queryset, Status.PUBLISHED, "Published")
+
+    @admin.action(description="Archive selected", permissions=["change"])
+    def archive(self, request, queryset):
+        self._transition_selected(request, queryset, Status.ARCHIVED, "Archived")
+
+    @admin.display(description="status", ordering="status")
+    def status_badge(self, obj) -> str:
+        if obj.is_scheduled:
+            return f"Scheduled for {timezone.localtime(obj.published_at):%Y-%m-%d %H:%M}"
+        return obj.get_status_display()
