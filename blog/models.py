@@ -26,6 +26,7 @@ class Author(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="author"
     )
     slug = models.SlugField(max_length=140, unique=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]

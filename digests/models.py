@@ -23,6 +23,7 @@ class Topic(models.Model):
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
@@ -55,6 +56,7 @@ class Repository(models.Model):
     )
     url = models.URLField(blank=True, help_text="Leave empty for https://github.com/owner/name.")
     description = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     objects = RepositoryQuerySet.as_manager()
 
@@ -131,6 +133,9 @@ class Reference(models.Model):
     title = models.CharField(max_length=500)
     url = models.URLField(max_length=500, blank=True)
     author_login = models.CharField(max_length=100, blank=True)
+    co_authors = models.JSONField(
+        default=list, blank=True, help_text="Names/logins from Co-authored-by: trailers, in order."
+    )
     state = models.CharField(max_length=20, blank=True, help_text="open, closed, merged, published…")
     merged_at = models.DateTimeField(null=True, blank=True, db_index=True)
     labels = models.JSONField(default=list, blank=True)

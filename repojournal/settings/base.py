@@ -116,8 +116,8 @@ CELERY_TIMEZONE = TIME_ZONE
 
 TAGGIT_CASE_INSENSITIVE = True
 
-# Where `import_seeds` reads the design documents from (see docs/architecture.md).
-SEEDS_DIR = Path(os.environ.get("SEEDS_DIR", BASE_DIR.parent / "shared" / "seeds"))
+# Where `import_seeds` reads the design documents from: a copy of ../shared/seeds kept in the repo.
+SEEDS_DIR = Path(os.environ.get("SEEDS_DIR", BASE_DIR / "demo" / "seeds"))
 
 LOGGING = {
     "version": 1,
