@@ -114,7 +114,15 @@ class PublishableModel(models.Model):
         """Hook for models with extra conditions before going public (digests check citations)."""
 
     def transition(self, user, new_status: str, *, published_at=None, save: bool = True) -> None:
-        """Change status as `user`, enforcing the workflow; publishing without a time means now."""
+        """Change status as `user`, enforcing the workflow; publishing without a time means now.
+
+        Passing ``published_at`` schedules the item, which is a publishing decision
+        whatever the target status, so only Publishers may do it.
+        """
+        if published_at is not None and published_at != self.published_at and not self.can_publish(user):
+            raise WorkflowError(
+                f"You cannot set when this {self._meta.verbose_name} is published: only Publishers can schedule."
+            )
         self.check_transition(user, new_status)
         self.status = new_status
         if published_at is not None:

@@ -28,3 +28,53 @@ def editor(make_staff_user):
 @pytest.fixture
 def publisher(make_staff_user):
     return make_staff_user("publisher", "Publishers")
+
+
+def _post_value(value):
+    """A form value as the browser would post it (None -> "", lists stay lists)."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return [str(item) for item in value]
+    return str(value)
+
+
+def _bound_form_data(form) -> dict:
+    from django import forms
+
+    data = {}
+    for name in form.fields:
+        bound = form[name]
+        value = bound.value()
+        widget = form.fields[name].widget
+        if isinstance(widget, forms.CheckboxInput):
+            if value:
+                data[bound.html_name] = "on"
+        elif isinstance(widget, forms.MultiWidget):
+            parts = value if isinstance(value, (list, tuple)) else widget.decompress(value)
+            for index, part in enumerate(parts):
+                data[f"{bound.html_name}_{index}"] = _post_value(part)
+        else:
+            data[bound.html_name] = _post_value(value)
+    return data
+
+
+@pytest.fixture
+def admin_form_data():
+    """Turn an admin add/change (or revision) page response into the POST data its form would send.
+
+    Includes every inline formset with its management form, so a test can change
+    one field and post the rest back exactly as a browser would.
+    """
+
+    def build(response, **overrides) -> dict:
+        data = _bound_form_data(response.context["adminform"].form)
+        for inline in response.context["inline_admin_formsets"]:
+            formset = inline.formset
+            data.update(_bound_form_data(formset.management_form))
+            for form in formset.forms:
+                data.update(_bound_form_data(form))
+        data.update(overrides)
+        return data
+
+    return build
