@@ -11,11 +11,20 @@ CITATION_RE = re.compile(r"\[(?:ref:)?(\d{1,4})\](?!\()")
 
 
 def cited_numbers(*texts: str) -> list[int]:
-    """Every number cited in `texts`, in order of first appearance, without repeats."""
+    """Every number cited in `texts`, in order of first appearance, without repeats.
+
+    The text is parsed by the same Markdown parser that renders it, so exactly
+    what readers see as a citation link is checked: ``x[0]`` inside code or an
+    escaped ``\\[2]`` is not a citation and must not block saving.
+    """
+    from repojournal.rendering import _markdown_with_citations  # rendering imports this module
+
     seen: dict[int, None] = {}
     for text in texts:
-        for match in CITATION_RE.finditer(text or ""):
-            seen.setdefault(int(match.group(1)), None)
+        for block in _markdown_with_citations.parse(text or ""):
+            for token in block.children or ():
+                if token.type == "citation":
+                    seen.setdefault(token.meta["number"], None)
     return list(seen)
 
 
