@@ -12,4 +12,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("digests.urls")),
     path("", include("blog.urls")),
+    path("", include("ingestion.urls")),
 ]

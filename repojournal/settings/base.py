@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "reversion",
     "digests",
     "blog",
+    "ingestion",
 ]
 
 MIDDLEWARE = [
@@ -113,6 +114,34 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
+
+# --- Ingestion (issue 5): GitHub webhooks and REST polling, feeds, drafted digests ---
+# The secret shared with the GitHub webhook; without it every delivery is refused.
+GITHUB_WEBHOOK_SECRET = os.environ.get("GITHUB_WEBHOOK_SECRET", "")
+GITHUB_API_URL = os.environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
+GITHUB_TOKEN = os.environ.get("GITHUB_TOKEN", "")
+# Accounts whose activity is kept but left out of digests; "name" also matches "name[bot]".
+INGESTION_BOT_LOGINS = env_list(
+    "INGESTION_BOT_LOGINS",
+    "dependabot,pytorchbot,pytorchmergebot,github-actions,facebook-github-bot,renovate,pre-commit-ci",
+)
+# Label patterns (fnmatch, case-insensitive) -> action item priority; the first match wins.
+INGESTION_LABEL_PRIORITIES = [
+    ("security", "immediate"),
+    ("bc-breaking", "immediate"),
+    ("breaking", "immediate"),
+    ("topic: bc breaking", "immediate"),
+    ("release notes: *", "plan"),
+    ("feature", "plan"),
+    ("enhancement", "plan"),
+]
+# A pending delivery older than this is re-queued by the sweep (it never reached a worker).
+INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "60"))
+CELERY_BEAT_SCHEDULE = {
+    "ingestion-dispatch-due-polls": {"task": "ingestion.tasks.dispatch_due_polls", "schedule": 60.0},
+    "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries", "schedule": 60.0},
+    "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_all_feeds", "schedule": 3600.0},
+}
 
 TAGGIT_CASE_INSENSITIVE = True
 

@@ -1,0 +1,189 @@
+"""GitHub objects -> References, as re-runnable upserts on natural keys.
+
+Webhook payloads and REST responses describe pull requests, commits, releases
+and issues in (almost) the same JSON, so both paths end here. Every function
+upserts on (repository, kind, key) through ``Reference.objects.upsert`` and
+returns "created", "updated" or "unchanged", which callers add up in
+:class:`Counts`: importing the same data twice changes nothing the second time.
+"""
+import re
+from dataclasses import dataclass
+
+from django.utils.dateparse import parse_datetime
+
+from digests.models import Reference
+
+from .models import ReferenceSyncState
+
+CO_AUTHOR_RE = re.compile(r"^\s*co-authored-by:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+EMAIL_RE = re.compile(r"\s*<[^>]*>\s*$")
+PR_NUMBER_RE = re.compile(r"\(#(\d+)\)\s*$")
+TITLE_MAX = 500
+
+
+@dataclass
+class Counts:
+    """How many upserts created, updated or left rows unchanged."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def add(self, outcome: str) -> None:
+        setattr(self, outcome, getattr(self, outcome) + 1)
+
+    def merge(self, other: "Counts") -> None:
+        for name in ("created", "updated", "unchanged"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, int]:
+        return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged}
+
+    def __str__(self) -> str:
+        return f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged"
+
+
+def co_authors(message: str) -> list[str]:
+    """Names from ``Co-authored-by: Name <email>`` trailers, in order, each once."""
+    names = (EMAIL_RE.sub("", match) for match in CO_AUTHOR_RE.findall(message or ""))
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def _when(value: str | None):
+    return parse_datetime(value) if value else None
+
+
+def _login(user: dict | None) -> str:
+    return (user or {}).get("login") or ""
+
+
+def _labels(item: dict) -> list[str]:
+    return [label["name"] for label in item.get("labels") or []]
+
+
+def is_merged(pull: dict) -> bool:
+    """Merged only if GitHub says so: ``merge_commit_sha`` is set on unmerged PRs too."""
+    return bool(pull.get("merged") or pull.get("merged_at"))
+
+
+def pull_request_fields(pull: dict) -> dict:
+    merged = is_merged(pull)
+    body = pull.get("body") or ""
+    return {
+        "number": pull["number"],
+        "title": pull["title"][:TITLE_MAX],
+        "url": pull.get("html_url") or "",
+        "author_login": _login(pull.get("user")),
+        "co_authors": co_authors(body),
+        "state": "merged" if merged else pull.get("state", ""),
+        "merged_at": _when(pull.get("merged_at")) if merged else None,
+        "sha": (pull.get("merge_commit_sha") or "") if merged else "",
+        "labels": _labels(pull),
+        "body": body,
+        "opened_at": _when(pull.get("created_at")),
+    }
+
+
+def issue_fields(issue: dict) -> dict:
+    body = issue.get("body") or ""
+    return {
+        "number": issue["number"],
+        "title": issue["title"][:TITLE_MAX],
+        "url": issue.get("html_url") or "",
+        "author_login": _login(issue.get("user")),
+        "co_authors": co_authors(body),
+        "state": issue.get("state", ""),
+        "labels": _labels(issue),
+        "body": body,
+        "opened_at": _when(issue.get("created_at")),
+    }
+
+
+def release_fields(release: dict) -> dict:
+    return {
+        "title": (release.get("name") or release["tag_name"])[:TITLE_MAX],
+        "url": release.get("html_url") or "",
+        "author_login": _login(release.get("author")),
+        "state": "prerelease" if release.get("prerelease") else "published",
+        "body": release.get("body") or "",
+        "opened_at": _when(release.get("published_at")),
+    }
+
+
+def commit_fields(sha: str, message: str, url: str, login: str, when: str | None) -> dict:
+    """A commit on the default branch: landed at ``when``; "(#123)" names the PR it came from."""
+    title, _, rest = (message or "").partition("\n")
+    number = PR_NUMBER_RE.search(title)
+    landed = _when(when)
+    return {
+        "sha": sha,
+        "number": int(number.group(1)) if number else None,
+        "title": title.strip()[:TITLE_MAX] or sha[:10],
+        "url": url,
+        "author_login": login,
+        "co_authors": co_authors(message),
+        "body": rest.strip(),
+        "opened_at": landed,
+        "merged_at": landed,
+    }
+
+
+def push_commit_fields(commit: dict) -> dict:
+    """A commit as a ``push`` webhook lists it."""
+    author = commit.get("author") or {}
+    return commit_fields(commit["id"], commit["message"], commit.get("url", ""), author.get("username") or "",
+                         commit.get("timestamp"))
+
+
+def rest_commit_fields(commit: dict) -> dict:
+    """A commit as ``GET /repos/{owner}/{repo}/commits`` lists it."""
+    detail = commit["commit"]
+    return commit_fields(commit["sha"], detail["message"], commit.get("html_url", ""), _login(commit.get("author")),
+                         (detail.get("committer") or detail.get("author") or {}).get("date"))
+
+
+def _is_stale(reference: Reference, fields: dict, github_updated_at) -> bool:
+    """True if ``fields`` describe an older version than the one stored.
+
+    A merge is final, and a version GitHub last updated before the stored one
+    is out of date: either way the stored reference is kept.
+    """
+    if reference.state == "merged" and fields.get("state") != "merged":
+        return True
+    state = getattr(reference, "sync_state", None)
+    return bool(state and github_updated_at and github_updated_at < state.github_updated_at)
+
+
+def _upsert_versioned(repository, kind: str, key: str, fields: dict, updated_at: str | None) -> str:
+    """Upsert unless what we hold is newer; remember GitHub's ``updated_at`` of what we stored."""
+    github_updated_at = _when(updated_at)
+    existing = Reference.objects.filter(repository=repository, kind=kind, key=key).select_related("sync_state").first()
+    if existing is not None and _is_stale(existing, fields, github_updated_at):
+        return "unchanged"
+    reference, outcome = Reference.objects.upsert(repository, kind, key, **fields)
+    if github_updated_at is not None:
+        ReferenceSyncState.objects.update_or_create(
+            reference=reference, defaults={"github_updated_at": github_updated_at}
+        )
+    return outcome
+
+
+def upsert_pull_request(repository, pull: dict) -> str:
+    return _upsert_versioned(
+        repository, Reference.Kind.PULL_REQUEST, str(pull["number"]), pull_request_fields(pull), pull.get("updated_at")
+    )
+
+
+def upsert_issue(repository, issue: dict) -> str:
+    return _upsert_versioned(
+        repository, Reference.Kind.ISSUE, str(issue["number"]), issue_fields(issue), issue.get("updated_at")
+    )
+
+
+def upsert_release(repository, release: dict) -> str:
+    return Reference.objects.upsert(repository, Reference.Kind.RELEASE, release["tag_name"],
+                                    **release_fields(release))[1]
+
+
+def upsert_commit(repository, fields: dict) -> str:
+    return Reference.objects.upsert(repository, Reference.Kind.COMMIT, fields["sha"], **fields)[1]

@@ -1,0 +1,202 @@
+"""What ingestion remembers: deliveries, runs, tracked repositories, feeds and drafts.
+
+The content itself (references, digests, posts) lives in ``digests`` and
+``blog``; these models record where it came from, so every import can be
+replayed, audited and repeated without duplicating anything.
+"""
+import datetime
+import json
+
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+
+class WebhookDelivery(models.Model):
+    """One verified GitHub webhook delivery, stored before we answer GitHub.
+
+    GitHub does not redeliver a delivery we fail to process, so the raw body is
+    kept: a delivery can be processed again from the admin, and the periodic
+    sweep picks up any that never reached a worker (e.g. the broker was down).
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        PROCESSED = "processed", "Processed"
+        IGNORED = "ignored", "Ignored"
+        FAILED = "failed", "Failed"
+
+    guid = models.CharField("X-GitHub-Delivery", max_length=100, unique=True)
+    event = models.CharField(max_length=50, db_index=True)
+    action = models.CharField(max_length=50, blank=True)
+    repository_full_name = models.CharField("repository", max_length=140, blank=True, db_index=True)
+    headers = models.JSONField(default=dict)
+    body = models.BinaryField(help_text="The raw request body exactly as signed by GitHub.")
+    received_at = models.DateTimeField(default=timezone.now, db_index=True)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    detail = models.TextField(blank=True, help_text="Why it was ignored, or the error it failed with.")
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        verbose_name_plural = "webhook deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.event}.{self.action}" if self.action else self.event
+
+    def payload(self) -> dict:
+        return json.loads(bytes(self.body))
+
+    def finish(self, state: str, detail: str = "") -> None:
+        self.state = state
+        self.detail = detail
+        self.processed_at = timezone.now()
+        self.save(update_fields=["state", "detail", "processed_at", "attempts"])
+
+
+class IngestionRun(models.Model):
+    """One poll, delivery, feed fetch or draft: when, how it went, what it changed."""
+
+    class Source(models.TextChoices):
+        WEBHOOK = "webhook", "Webhook delivery"
+        POLL = "poll", "GitHub poll"
+        FEED = "feed", "Feed fetch"
+        DRAFT = "draft", "Digest draft"
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        IGNORED = "ignored", "Ignored"
+        FAILED = "failed", "Failed"
+
+    source = models.CharField(max_length=20, choices=Source.choices, db_index=True)
+    subject = models.CharField(max_length=500, help_text="Repository, feed URL or delivery GUID.")
+    delivery = models.ForeignKey(
+        WebhookDelivery, null=True, blank=True, related_name="runs", on_delete=models.SET_NULL
+    )
+    started_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING, db_index=True)
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_source_display()} {self.subject} ({self.status})"
+
+
+class TrackedRepositoryQuerySet(models.QuerySet):
+    def enabled(self):
+        return self.filter(enabled=True)
+
+    def for_full_name(self, full_name: str):
+        """The enabled tracking of owner/name, matched case-insensitively as GitHub does."""
+        return self.enabled().filter(repository__full_name__iexact=full_name).select_related("repository").first()
+
+    def due(self, now: datetime.datetime | None = None):
+        """Enabled repositories whose poll interval has passed since the last attempt."""
+        now = now or timezone.now()
+        return self.enabled().annotate(next_poll=F("last_polled_at") + F("poll_interval")).filter(
+            Q(last_polled_at__isnull=True) | Q(next_poll__lte=now)
+        )
+
+
+class TrackedRepository(models.Model):
+    """A repository we ingest: webhooks from untracked repositories are stored but ignored."""
+
+    repository = models.OneToOneField("digests.Repository", related_name="tracking", on_delete=models.CASCADE)
+    enabled = models.BooleanField(default=True)
+    poll_interval = models.DurationField(
+        default=datetime.timedelta(hours=1), help_text="How often to reconcile with the REST API (HH:MM:SS)."
+    )
+    last_polled_at = models.DateTimeField(null=True, blank=True, help_text="Last poll attempt.")
+    last_synced_at = models.DateTimeField(
+        null=True, blank=True, help_text="Start of the last successful poll; the next one fetches what changed since."
+    )
+    default_branch = models.CharField(max_length=200, blank=True)
+    etags = models.JSONField(default=dict, blank=True, help_text="ETag of each list's first page, by URL.")
+
+    objects = TrackedRepositoryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["repository__full_name"]
+        verbose_name_plural = "tracked repositories"
+
+    def __str__(self) -> str:
+        return str(self.repository)
+
+
+class ReferenceSyncState(models.Model):
+    """GitHub's ``updated_at`` of the version of a pull request or issue we stored.
+
+    Deliveries arrive out of order (a PR's ``closed`` can beat its ``opened``)
+    and polls overlap with webhooks, so an older version must never overwrite
+    a newer one.
+    """
+
+    reference = models.OneToOneField("digests.Reference", related_name="sync_state", on_delete=models.CASCADE)
+    github_updated_at = models.DateTimeField()
+
+
+class FeedSource(models.Model):
+    """An Atom/RSS feed whose entries become blog posts."""
+
+    url = models.URLField("feed URL", max_length=500, unique=True)
+    title = models.CharField(max_length=300, blank=True)
+    default_authors = models.ManyToManyField(
+        "blog.Author", blank=True, related_name="+", help_text="Byline for entries that name no author."
+    )
+    default_tags = models.CharField(max_length=500, blank=True, help_text="Comma-separated tags for every entry.")
+    publish_entries = models.BooleanField(
+        default=False, help_text="Publish new entries at once; otherwise they arrive as drafts."
+    )
+    enabled = models.BooleanField(default=True)
+    etag = models.CharField(max_length=300, blank=True)
+    modified = models.CharField(max_length=100, blank=True)
+    last_fetched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["url"]
+
+    def __str__(self) -> str:
+        return self.title or self.url
+
+    def tag_list(self) -> list[str]:
+        return [tag.strip() for tag in self.default_tags.split(",") if tag.strip()]
+
+
+class FeedEntry(models.Model):
+    """Maps a feed entry's id to the post it became, so a re-fetch updates that post."""
+
+    source = models.ForeignKey(FeedSource, related_name="entries", on_delete=models.CASCADE)
+    entry_id = models.CharField(max_length=500)
+    post = models.OneToOneField("blog.Post", related_name="feed_entry", on_delete=models.CASCADE)
+    fetched_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "feed entries"
+        constraints = [models.UniqueConstraint(fields=["source", "entry_id"], name="unique_feed_entry")]
+
+    def __str__(self) -> str:
+        return self.entry_id
+
+
+class DigestDraft(models.Model):
+    """What ``draft_digest`` last generated for a digest.
+
+    Comparing a digest's current fields with these values tells which ones an
+    editor has changed since; regenerating only rewrites the untouched ones.
+    """
+
+    digest = models.OneToOneField("digests.Digest", related_name="draft_record", on_delete=models.CASCADE)
+    generated = models.JSONField(default=dict)
+    generated_at = models.DateTimeField(default=timezone.now)
+    report = models.TextField(blank=True, help_text="What the last regeneration changed.")
+
+    def __str__(self) -> str:
+        return f"Draft of {self.digest_id}"

@@ -1,0 +1,90 @@
+"""Celery tasks: thin wrappers that take ids, load, and call the domain code.
+
+Callers queue them after commit (``transaction.on_commit`` / ``delay_on_commit``)
+so a worker never looks for a row that is not there yet. Tasks acknowledge late
+and retry explicitly; the domain code is idempotent, so a repeat is harmless.
+"""
+import datetime
+import logging
+
+from celery import shared_task
+from django.conf import settings
+from django.core.cache import cache
+
+from . import drafting, feeds, polling, webhooks
+from .models import FeedSource, TrackedRepository
+
+logger = logging.getLogger(__name__)
+
+TASK_OPTIONS = {"acks_late": True, "max_retries": 5, "retry_backoff": 30, "retry_backoff_max": 600}
+POLL_LOCK_SECONDS = 3600
+
+
+@shared_task(bind=True, **TASK_OPTIONS)
+def process_delivery_task(self, delivery_id: int, force: bool = False) -> str:
+    try:
+        delivery = webhooks.process_delivery(delivery_id, force=force)
+    except Exception as exc:
+        raise self.retry(exc=exc)
+    return delivery.state if delivery else "skipped"
+
+
+@shared_task(**TASK_OPTIONS)
+def sweep_deliveries() -> int:
+    """Queue pending deliveries whose task never reached a worker (e.g. the broker was down)."""
+    ids = list(webhooks.pending_for_sweep(settings.INGESTION_SWEEP_AFTER).values_list("pk", flat=True))
+    for delivery_id in ids:
+        process_delivery_task.delay(delivery_id)
+    return len(ids)
+
+
+@shared_task(**TASK_OPTIONS)
+def dispatch_due_polls() -> int:
+    """Queue a poll for every enabled repository whose interval has passed."""
+    ids = list(TrackedRepository.objects.due().values_list("pk", flat=True))
+    for tracked_id in ids:
+        poll_repository.delay(tracked_id)
+    return len(ids)
+
+
+@shared_task(bind=True, **TASK_OPTIONS)
+def poll_repository(self, tracked_id: int, since: str | None = None) -> str:
+    """Poll one repository; one poll per token at a time, as GitHub asks (no concurrent requests)."""
+    lock = f"ingestion:github-token:{polling.token_fingerprint(settings.GITHUB_TOKEN)}"
+    if not cache.add(lock, self.request.id or "local", POLL_LOCK_SECONDS):
+        raise self.retry(countdown=30)
+    try:
+        tracked = TrackedRepository.objects.select_related("repository").get(pk=tracked_id)
+        since_at = datetime.datetime.fromisoformat(since) if since else None
+        counts = polling.sync_repository(tracked, polling.default_client(), since=since_at)
+    except TrackedRepository.DoesNotExist:
+        return "gone"
+    except polling.GitHubError as exc:
+        raise self.retry(exc=exc)
+    finally:
+        cache.delete(lock)
+    return str(counts)
+
+
+@shared_task(bind=True, **TASK_OPTIONS)
+def draft_digest_task(self, topic_id: int, date: str) -> str:
+    from digests.models import Topic
+
+    topic = Topic.objects.get(pk=topic_id)
+    return drafting.draft_digest(topic, datetime.date.fromisoformat(date)).summary()
+
+
+@shared_task(bind=True, **TASK_OPTIONS)
+def fetch_feed(self, source_id: int) -> str:
+    try:
+        return str(feeds.fetch_source(FeedSource.objects.get(pk=source_id)))
+    except feeds.FeedError as exc:
+        raise self.retry(exc=exc)
+
+
+@shared_task(**TASK_OPTIONS)
+def fetch_all_feeds() -> int:
+    ids = list(FeedSource.objects.filter(enabled=True).values_list("pk", flat=True))
+    for source_id in ids:
+        fetch_feed.delay(source_id)
+    return len(ids)
