@@ -52,6 +52,27 @@ class PostQuerySet(PublishableQuerySet):
             "tags",
         )
 
+    def tagged_with_all(self, slugs):
+        """Posts carrying every one of these tag slugs (one subquery per tag, no duplicate rows)."""
+        queryset = self
+        for slug in slugs:
+            queryset = queryset.filter(pk__in=TaggedPost.objects.filter(tag__slug=slug).values("content_object_id"))
+        return queryset
+
+    def matching(self, text: str):
+        """A plain substring match on title, excerpt and body; works the same on every database."""
+        return self.filter(
+            models.Q(title__icontains=text) | models.Q(excerpt__icontains=text) | models.Q(body__icontains=text)
+        )
+
+    def tags_with_counts(self):
+        """Tag objects of these posts, each annotated with ``post_count`` (posts of this queryset only)."""
+        from taggit.models import Tag
+
+        return Tag.objects.filter(blog_taggedpost_items__content_object__in=self).annotate(
+            post_count=models.Count("blog_taggedpost_items", distinct=True)
+        )
+
 
 class Post(PublishableModel):
     """A long-form article; its body is Markdown rendered once, on save, to sanitised HTML."""

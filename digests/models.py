@@ -103,6 +103,11 @@ class ReferenceQuerySet(models.QuerySet):
         reference.save()
         return reference, "updated"
 
+    def cited_by(self, digests, cited: bool = True):
+        """References cited (or, with cited=False, not cited) by any of `digests`."""
+        citing = DigestReference.objects.filter(digest__in=digests).values("reference_id")
+        return self.filter(pk__in=citing) if cited else self.exclude(pk__in=citing)
+
 
 class Reference(models.Model):
     """One piece of repository activity a digest can cite.
@@ -184,6 +189,10 @@ class DigestQuerySet(PublishableQuerySet):
             models.Prefetch("action_items", queryset=ActionItem.objects.select_related("repository")),
             "faq_entries",
         )
+
+    def with_action_priority(self, priority: str):
+        """Digests with at least one action item of this priority (each digest once)."""
+        return self.filter(pk__in=ActionItem.objects.filter(priority=priority).values("digest_id"))
 
 
 class Digest(PublishableModel):

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "digests",
     "blog",
     "ingestion",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -153,4 +154,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}
+
+# API (repojournal/api.py): throttle rates per client IP and per token, "N/s|m|h|d".
+# "list" covers list endpoints (the expensive queries), "write" every write.
+API_THROTTLE_RATES = {
+    "list_ip": os.environ.get("API_RATE_LIST_IP", "300/m"),
+    "list_token": os.environ.get("API_RATE_LIST_TOKEN", "600/m"),
+    "write_ip": os.environ.get("API_RATE_WRITE_IP", "60/m"),
+    "write_token": os.environ.get("API_RATE_WRITE_TOKEN", "60/m"),
 }

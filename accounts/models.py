@@ -1,0 +1,95 @@
+"""API tokens: how scripts and tools act on RepoJournal as one of its users.
+
+A token is shown once, when it is created, and only its SHA-256 digest is
+stored: a leaked database dump gives nobody API access. The first characters
+(the prefix) are stored in clear so a presented token is found with one indexed
+lookup and so people can tell their tokens apart in the admin. Tokens are
+random (256 bits), so a fast hash is enough -- there is nothing to brute-force.
+"""
+import hashlib
+import hmac
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+TOKEN_PREFIX_LENGTH = 8
+#: How stale ``last_used_at`` may get before a request writes it again (saves a write per request).
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def hash_token(raw_token: str) -> str:
+    return hashlib.sha256(raw_token.encode()).hexdigest()
+
+
+class ApiTokenQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(revoked_at__isnull=True)
+
+    def authenticate(self, raw_token: str):
+        """The active token matching `raw_token`, or None; compares digests in constant time."""
+        prefix = raw_token[: 3 + TOKEN_PREFIX_LENGTH]
+        token = self.active().select_related("user").filter(prefix=prefix).first()
+        if token is None or not hmac.compare_digest(token.hashed_token, hash_token(raw_token)):
+            return None
+        if not token.user.is_active:
+            return None
+        token.touch()
+        return token
+
+
+class ApiToken(models.Model):
+    """A revocable credential for the API, owned by a user, limited to some scopes."""
+
+    class Scope(models.TextChoices):
+        READ_DRAFTS = "read:drafts", "read:drafts — see unpublished content"
+        WRITE_CONTENT = "write:content", "write:content — create and update drafts"
+        PUBLISH = "publish", "publish — publish, schedule, archive (Publishers only)"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, related_name="api_tokens", on_delete=models.CASCADE)
+    name = models.CharField(max_length=100, help_text="What the token is for, e.g. “ingestion bot”.")
+    prefix = models.CharField(max_length=16, unique=True, editable=False)
+    hashed_token = models.CharField(max_length=64, editable=False)
+    scopes = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @classmethod
+    def issue(cls, user, name: str, scopes) -> tuple["ApiToken", str]:
+        """Create a token; returns it with the raw value, which is never stored or shown again."""
+        raw = f"rj_{secrets.token_urlsafe(32)}"
+        token = cls.objects.create(
+            user=user, name=name, scopes=sorted(set(scopes)),
+            prefix=raw[: 3 + TOKEN_PREFIX_LENGTH], hashed_token=hash_token(raw),
+        )
+        return token, raw
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    def revoke(self) -> None:
+        if not self.is_revoked:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes
+
+    def touch(self) -> None:
+        now = timezone.now()
+        if self.last_used_at is None or now - self.last_used_at > LAST_USED_RESOLUTION:
+            ApiToken.objects.filter(pk=self.pk).update(last_used_at=now)
+            self.last_used_at = now

@@ -1,0 +1,107 @@
+"""Writing posts over the API, under the admin's rules.
+
+A post arrives in the shape the detail endpoint returns; its authors must
+already exist (POST /authors/ creates one explicitly), tags are created on
+first use as in the admin, and the workflow decides who may edit or publish.
+Every write is one revision in the post's history, credited to the token's user.
+"""
+from django.db import transaction
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja.errors import HttpError
+import reversion
+
+from accounts.models import ApiToken
+from repojournal.api_tools import error_responses, throttles, token_auth
+from repojournal.api_writing import FieldProblems, record_revision, require_write
+from repojournal.workflow import Status
+
+from .models import Author, Post, PostAuthor
+from .schemas import AuthorOut, NewAuthorIn, PostIn, PostOut, StatusIn
+
+from .api import router  # noqa: E402  (one router per app; see the end of api.py)
+
+WRITE = {"auth": token_auth, "throttle": throttles("write")}
+
+
+def validate(post: Post, payload: PostIn) -> list[Author]:
+    problems = FieldProblems()
+    if Post.objects.exclude(pk=post.pk).filter(slug=payload.slug).exists():
+        problems.add("body.slug", f"Another post already uses the slug “{payload.slug}”.")
+    slugs = [author.slug for author in payload.authors]
+    found = {author.slug: author for author in Author.objects.filter(slug__in=slugs)}
+    for index, slug in enumerate(slugs):
+        if slug not in found:
+            problems.add(f"body.authors.{index}.slug", f"Unknown author “{slug}”: create it first with POST /api/v1/authors/.")
+        elif slugs.index(slug) != index:
+            problems.add(f"body.authors.{index}.slug", f"“{slug}” is already in the byline.")
+    problems.raise_if_any()
+    return [found[slug] for slug in slugs]
+
+
+def save_post(post: Post, payload: PostIn, token: ApiToken, verb: str) -> Post:
+    authors = validate(post, payload)
+    with transaction.atomic(), reversion.create_revision():
+        for name in ("title", "slug", "body", "excerpt", "disclosure"):
+            setattr(post, name, getattr(payload, name))
+        post.save()
+        post.post_authors.all().delete()
+        for position, author in enumerate(authors):
+            PostAuthor.objects.create(post=post, author=author, position=position)
+        post.tags.set(payload.tags)
+        post.save()
+        record_revision(post, token, verb)
+    return Post.objects.with_listing_data().get(pk=post.pk)
+
+
+def _editable_post(token: ApiToken, slug: str) -> Post:
+    post = get_object_or_404(Post, slug=slug)
+    if not post.can_edit(token.user):
+        raise HttpError(403, "Only Publishers can change a post that is published or archived.")
+    return post
+
+
+def _move(post: Post, token: ApiToken, status: str, published_at=None) -> Post:
+    with transaction.atomic(), reversion.create_revision():
+        post.transition(token.user, status, published_at=published_at)
+        record_revision(post, token, f"Moved to {Status(status).label}")
+    return Post.objects.with_listing_data().get(pk=post.pk)
+
+
+@router.post("/posts/", response={201: PostOut, **error_responses(401, 403)}, **WRITE)
+def create_post(request: HttpRequest, payload: PostIn):
+    """Create a draft post (write:content)."""
+    token = require_write(request, "blog.add_post")
+    return 201, save_post(Post(status=Status.DRAFT), payload, token, "Created")
+
+
+@router.put("/posts/{slug}", response={200: PostOut, **error_responses(401, 403, 404)}, **WRITE)
+def update_post(request: HttpRequest, slug: str, payload: PostIn):
+    """Replace a post's text, byline and tags (write:content)."""
+    token = require_write(request, "blog.change_post")
+    return save_post(_editable_post(token, slug), payload, token, "Updated")
+
+
+@router.post("/posts/{slug}/submit", response={200: PostOut, **error_responses(401, 403, 404)}, **WRITE)
+def submit_post(request: HttpRequest, slug: str):
+    """Submit a draft for review (write:content)."""
+    token = require_write(request, "blog.change_post")
+    return _move(_editable_post(token, slug), token, Status.IN_REVIEW)
+
+
+@router.post("/posts/{slug}/status", response={200: PostOut, **error_responses(401, 403, 404)}, **WRITE)
+def set_post_status(request: HttpRequest, slug: str, payload: StatusIn):
+    """Publish, schedule, archive or return to draft (publish scope; Publishers only)."""
+    token = require_write(request, "blog.change_post", scope=ApiToken.Scope.PUBLISH)
+    return _move(get_object_or_404(Post, slug=slug), token, payload.status, payload.published_at)
+
+
+@router.post("/authors/", response={201: AuthorOut, **error_responses(401, 403)}, **WRITE)
+def create_author(request: HttpRequest, payload: NewAuthorIn):
+    """Create an author explicitly, so posts can name them (write:content)."""
+    require_write(request, "blog.add_author")
+    problems = FieldProblems()
+    if Author.objects.filter(slug=payload.slug).exists():
+        problems.add("body.slug", f"An author with the slug “{payload.slug}” already exists.")
+    problems.raise_if_any()
+    return 201, Author.objects.create(**payload.dict())

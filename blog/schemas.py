@@ -1,0 +1,102 @@
+"""API shapes for the blog. A post is written in the shape it is read in (PostIn ⊂ PostOut)."""
+import datetime
+from typing import Literal
+
+from ninja import Field, Schema
+
+from repojournal.api_tools import ListParams
+from repojournal.api_types import Day, Moment, Slug, text
+
+StatusName = Literal["draft", "in_review", "published", "archived"]
+
+
+class AuthorOut(Schema):
+    slug: str
+    name: str
+    handle: str
+    bio: str
+    url: str = Field(..., alias="get_absolute_url")
+    updated_at: datetime.datetime
+
+
+class AuthorRef(Schema):
+    slug: str
+    name: str
+    handle: str
+
+
+class AuthorIn(Schema):
+    slug: Slug = Field(..., description="An existing author; create authors with POST /authors/.")
+
+
+class NewAuthorIn(Schema):
+    slug: Slug
+    name: text(120, min_length=1)
+    handle: text(60) = ""
+    bio: text(10_000) = ""
+
+
+class TagOut(Schema):
+    id: int
+    name: str
+    slug: str
+    post_count: int = Field(..., description="Posts with this tag that you can see (published only, without read:drafts).")
+
+
+class PostListOut(Schema):
+    id: int
+    slug: str
+    url: str = Field(..., alias="get_absolute_url")
+    title: str
+    excerpt: str = Field(..., description="The editors' excerpt; empty when listings use the body's start.")
+    display_excerpt: str
+    disclosure: str
+    authors: list[AuthorRef] = Field(..., alias="ordered_authors")
+    tags: list[str]
+    status: StatusName
+    published_at: datetime.datetime | None
+    updated_at: datetime.datetime
+
+    @staticmethod
+    def resolve_tags(obj) -> list[str]:
+        return sorted(tag.name for tag in obj.tags.all())
+
+
+class PostOut(PostListOut):
+    body: str
+    body_html: str
+    created_at: datetime.datetime
+
+
+class PostIn(Schema):
+    """The detail shape; read-only fields (ids, HTML, status, timestamps) are ignored."""
+
+    title: text(300, min_length=1)
+    slug: Slug
+    body: text(500_000, min_length=1)
+    excerpt: text(5000) = ""
+    disclosure: text(300) = ""
+    authors: list[AuthorIn] = Field(default_factory=list, max_length=20, description="In byline order.")
+    tags: list[text(100, min_length=1)] = Field(default_factory=list, max_length=50)
+
+
+class StatusIn(Schema):
+    status: StatusName
+    published_at: Moment | None = Field(None, description="A future time schedules publication.")
+
+
+class PostFilters(ListParams):
+    tag: list[Slug] = Field(default_factory=list, description="Repeat for several tags; all must match.")
+    author: Slug | None = Field(None, description="Author slug.")
+    date_from: Day | None = Field(None, description="Publication date, inclusive.")
+    date_to: Day | None = None
+    q: text(200, min_length=1) | None = Field(None, description="Words to find in title, excerpt or body.")
+    status: StatusName | None = Field(None, description="Needs a read:drafts token for anything but published.")
+
+
+class AuthorFilters(ListParams):
+    pass
+
+
+class TagFilters(ListParams):
+    pass

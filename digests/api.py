@@ -1,0 +1,132 @@
+"""The Wire over the API: digests, action items, references, topics, repositories.
+
+Reads go through ``visible()`` (published only, unless the token may read
+drafts); writes live in ``digests.api_writes`` and obey the same rules as the admin.
+"""
+from django.db.models import Prefetch
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from ninja import Query, Router
+
+from repojournal.api_tools import (
+    OPTIONAL_AUTH, Page, can_read_drafts, conditional_json, error_responses, paginate, set_list_caching, throttles, visible,
+)
+
+from .models import ActionItem, Digest, DigestReference, Reference, Repository, Topic
+from .schemas import (
+    ActionItemFilters, ActionItemListOut, DigestFilters, DigestListOut, DigestOut, ReferenceDetailOut,
+    ReferenceFilters, ReferenceOut, RepositoryFilters, RepositoryOut, TopicFilters, TopicOut,
+)
+
+router = Router(tags=["The Wire"], auth=OPTIONAL_AUTH)
+
+LIST = {"auth": OPTIONAL_AUTH, "throttle": throttles("list")}
+DETAIL_RESPONSES = {304: None, **error_responses(401, 404, 412)}
+
+
+def apply_lookups(queryset, params, lookups: dict[str, str]):
+    """Filter by every parameter that was given, through its ORM lookup."""
+    for name, lookup in lookups.items():
+        value = getattr(params, name)
+        if value is not None:
+            queryset = queryset.filter(**{lookup: value})
+    return queryset
+
+
+def _status_filter(request: HttpRequest, queryset, status):
+    if status is None:
+        return queryset
+    if status != "published" and not request.auth.has_scope("read:drafts"):
+        from ninja.errors import HttpError
+
+        raise HttpError(403, "Filtering by an unpublished status needs a token with the “read:drafts” scope.")
+    return queryset.filter(status=status)
+
+
+@router.get("/digests/", response={200: Page[DigestListOut], **error_responses(401, 403)}, **LIST)
+def list_digests(request: HttpRequest, response: HttpResponse, filters: Query[DigestFilters]):
+    """Digests, oldest change first. Filters combine with AND."""
+    digests = visible(request, Digest.objects.all()).with_listing_data()
+    digests = apply_lookups(digests, filters, {"topic": "topic__slug", "date_from": "date__gte", "date_to": "date__lte"})
+    if filters.repository:
+        repository = Repository.objects.filter(full_name__iexact=filters.repository).first()
+        digests = digests.citing(repository) if repository else digests.none()
+    if filters.priority:
+        digests = digests.with_action_priority(filters.priority)
+    digests = _status_filter(request, digests, filters.status)
+    set_list_caching(request, response)
+    return paginate(request, digests, filters)
+
+
+@router.get("/digests/{slug}", response={200: DigestOut, **DETAIL_RESPONSES})
+def get_digest(request: HttpRequest, slug: str):
+    """One digest with its numbered references, action items and FAQ, as Markdown and as HTML."""
+    digest = get_object_or_404(visible(request, Digest.objects.all()).with_page_data(), slug=slug)
+    return conditional_json(request, DigestOut, digest, digest_last_modified(digest), digest.is_published)
+
+
+def digest_last_modified(digest: Digest):
+    """The latest change to the digest or anything it shows that has a timestamp."""
+    stamps = [digest.updated_at, digest.topic.updated_at]
+    stamps += [item.reference.updated_at for item in digest.digest_references.all()]
+    return max(stamps)
+
+
+@router.get("/action-items/", response={200: Page[ActionItemListOut], **error_responses(401)}, **LIST)
+def list_action_items(request: HttpRequest, response: HttpResponse, filters: Query[ActionItemFilters]):
+    """Action items of visible digests; `updated_since` applies to the digest's last change."""
+    items = ActionItem.objects.filter(digest__in=visible(request, Digest.objects.all()))
+    items = items.select_related("digest__topic", "repository")
+    items = apply_lookups(items, filters, {
+        "repository": "repository__full_name__iexact", "priority": "priority", "topic": "digest__topic__slug",
+        "date_from": "digest__date__gte", "date_to": "digest__date__lte",
+    })
+    set_list_caching(request, response)
+    return paginate(
+        request, items, filters, keys=("digest__updated_at", "id"), updated_field="digest__updated_at"
+    )
+
+
+@router.get("/references/", response={200: Page[ReferenceOut], **error_responses(401)}, **LIST)
+def list_references(request: HttpRequest, response: HttpResponse, filters: Query[ReferenceFilters]):
+    """GitHub activity cited by digests you can see (all of it for read:drafts tokens)."""
+    references = visible(request, Reference.objects.all()).select_related("repository")
+    references = apply_lookups(references, filters, {
+        "repository": "repository__full_name__iexact", "kind": "kind",
+        "merged_from": "merged_at__gte", "merged_to": "merged_at__lte",
+    })
+    if filters.cited is not None:
+        references = references.cited_by(visible(request, Digest.objects.all()), filters.cited)
+    set_list_caching(request, response)
+    return paginate(request, references, filters)
+
+
+@router.get("/references/{int:reference_id}", response={200: ReferenceDetailOut, **DETAIL_RESPONSES})
+def get_reference(request: HttpRequest, reference_id: int):
+    """One reference with the visible digests that cite it."""
+    citations = DigestReference.objects.filter(digest__in=visible(request, Digest.objects.all()))
+    references = visible(request, Reference.objects.all()).select_related("repository").prefetch_related(
+        Prefetch("citations", queryset=citations.select_related("digest"), to_attr="visible_citations")
+    )
+    reference = get_object_or_404(references, pk=reference_id)
+    return conditional_json(
+        request, ReferenceDetailOut, reference, reference.updated_at, public=not can_read_drafts(request)
+    )
+
+
+@router.get("/topics/", response={200: Page[TopicOut], **error_responses(401)}, **LIST)
+def list_topics(request: HttpRequest, response: HttpResponse, filters: Query[TopicFilters]):
+    set_list_caching(request, response)
+    return paginate(request, visible(request, Topic.objects.all()), filters)
+
+
+@router.get("/repositories/", response={200: Page[RepositoryOut], **error_responses(401)}, **LIST)
+def list_repositories(request: HttpRequest, response: HttpResponse, filters: Query[RepositoryFilters]):
+    repositories = visible(request, Repository.objects.all()).select_related("topic")
+    repositories = apply_lookups(repositories, filters, {"topic": "topic__slug"})
+    set_list_caching(request, response)
+    return paginate(request, repositories, filters)
+
+
+# The write operations register themselves on this router.
+from . import api_writes  # noqa: E402,F401

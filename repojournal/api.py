@@ -1,0 +1,107 @@
+"""The project API, mounted at /api/v1/: one NinjaAPI, one router per app, one error shape.
+
+Every 4xx answers ``{"detail": "...", "errors": [{"field": "...", "message": "..."}]}``
+(``errors`` lists field paths for validation problems, and is empty otherwise),
+so clients handle failures in one place.
+"""
+from functools import wraps
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from blog.api import router as blog_router
+from digests.api import router as digests_router
+
+from .api_tools import ErrorOut
+from .api_writing import ApiValidationError
+
+api = NinjaAPI(
+    title="RepoJournal API",
+    version="1.0.0",
+    description=(
+        "Published digests, references and posts for anyone; drafts and writes with a Bearer token. "
+        "See docs/api.md for authentication, pagination and sync, filtering and errors."
+    ),
+    urls_namespace="api-v1",
+)
+
+
+def error(request: HttpRequest, status: int, detail: str, errors=()) -> HttpResponse:
+    payload = ErrorOut(detail=detail, errors=list(errors)).model_dump()
+    return api.create_response(request, payload, status=status)
+
+
+def field_path(loc) -> str:
+    """("body", "payload", "references", 0, "number") -> "body.references.0.number"."""
+    parts = [str(part) for part in loc]
+    if len(parts) > 2 and parts[0] in {"body", "query"}:
+        del parts[1]  # the view's parameter name is not part of the request
+    return ".".join(parts)
+
+
+@api.exception_handler(ValidationError)
+def on_validation_error(request, exc):
+    errors = [{"field": field_path(item.get("loc", ())), "message": item.get("msg", "")} for item in exc.errors]
+    return error(request, 422, "The request did not validate; see errors.", errors)
+
+
+@api.exception_handler(ApiValidationError)
+def on_api_validation_error(request, exc):
+    return error(request, 422, exc.message, exc.errors)
+
+
+@api.exception_handler(AuthenticationError)
+def on_authentication_error(request, exc):
+    detail = exc.message if exc.message != "Unauthorized" else "Authentication required: send a Bearer token."
+    response = error(request, 401, detail)
+    response["WWW-Authenticate"] = 'Bearer realm="api"'
+    return response
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request, exc):
+    return error(request, exc.status_code, exc.message)
+
+
+@api.exception_handler(Http404)
+def on_not_found(request, exc):
+    return error(request, 404, "Not found.")
+
+
+@api.exception_handler(PermissionDenied)
+def on_permission_denied(request, exc):
+    return error(request, 403, str(exc) or "You may not do this.")
+
+
+api.add_router("/", digests_router)
+api.add_router("/", blog_router)
+
+
+def _json_405(view):
+    """Ninja answers a wrong method with a plain-text 405; give it the API's error shape."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        if response.status_code == 405:
+            allowed = response["Allow"]
+            response = error(request, 405, f"Method {request.method} not allowed here; use {allowed}.")
+            response["Allow"] = allowed
+        return response
+
+    return wrapped
+
+
+def urls():
+    """api.urls with JSON 405s, for repojournal/urls.py."""
+    patterns, app_name, namespace = api.urls
+    for pattern in patterns:
+        pattern.callback = _json_405(pattern.callback)
+    return patterns, app_name, namespace
+
+
+def not_found(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    """Unknown paths under /api/v1/ answer in the API's error shape, not the site's 404 page."""
+    return error(request, 404, "No such API endpoint; see /api/v1/docs.")

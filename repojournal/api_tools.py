@@ -1,0 +1,247 @@
+"""What every API router shares: errors, token auth, scopes, throttles, pagination, caching.
+
+Kept apart from ``repojournal.api`` (which mounts the routers) so the app
+routers can import it without an import cycle.
+"""
+import datetime
+import hashlib
+import json
+from typing import Generic, TypeVar
+
+from django.conf import settings
+from django.core import signing
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django.utils.cache import get_conditional_response, patch_vary_headers
+from django.utils.http import http_date
+from ninja import Field, Schema
+from ninja.errors import AuthenticationError, HttpError
+from ninja.renderers import NinjaJSONEncoder
+from ninja.security import HttpBearer
+from ninja.throttling import SimpleRateThrottle
+
+from accounts.models import ApiToken
+
+from .api_types import Moment
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+CURSOR_SALT = "repojournal.api.cursor"
+PUBLIC_CACHE_CONTROL = "public, max-age=60"
+PRIVATE_CACHE_CONTROL = "private, no-cache"
+
+
+# --- Errors ---------------------------------------------------------------
+
+class FieldError(Schema):
+    field: str = Field(..., description="Dotted path of the offending input, e.g. body.references.0.number.")
+    message: str
+
+
+class ErrorOut(Schema):
+    """The one shape of every 4xx answer."""
+
+    detail: str
+    errors: list[FieldError] = Field(default_factory=list, description="Per-field problems (validation only).")
+
+
+def error_responses(*codes: int) -> dict[int, type[ErrorOut]]:
+    """OpenAPI entries for the error statuses an operation can answer with."""
+    return {code: ErrorOut for code in sorted({400, 422, 429, *codes})}
+
+
+# --- Authentication and scopes -------------------------------------------
+
+class Anonymous:
+    """request.auth for a request without a token (truthy, so ninja lets it through)."""
+
+    user = None
+
+    def has_scope(self, scope: str) -> bool:
+        return False
+
+
+ANONYMOUS = Anonymous()
+
+
+class TokenAuth(HttpBearer):
+    """``Authorization: Bearer <token>``; a presented but unknown or revoked token is a 401."""
+
+    def authenticate(self, request: HttpRequest, token: str):
+        found = ApiToken.objects.authenticate(token.strip())
+        if found is None:
+            raise AuthenticationError(401, "Invalid or revoked API token.")
+        return found
+
+
+def anonymous(request: HttpRequest):
+    """Second auth callback on public operations: no Authorization header means anonymous."""
+    if request.headers.get("Authorization"):
+        raise AuthenticationError(401, "Send API tokens as “Authorization: Bearer <token>”.")
+    return ANONYMOUS
+
+
+token_auth = TokenAuth()
+OPTIONAL_AUTH = [token_auth, anonymous]
+
+
+def require_scope(request: HttpRequest, scope: str) -> ApiToken:
+    token = request.auth
+    if not token.has_scope(scope):
+        raise HttpError(403, f"This operation needs a token with the “{scope}” scope.")
+    return token
+
+
+def can_read_drafts(request: HttpRequest) -> bool:
+    return request.auth.has_scope(ApiToken.Scope.READ_DRAFTS)
+
+
+def visible(request: HttpRequest, queryset):
+    """Everything for read:drafts tokens, otherwise only what is published."""
+    return queryset if can_read_drafts(request) else queryset.published()
+
+
+# --- Throttling -----------------------------------------------------------
+
+class SettingsRateThrottle(SimpleRateThrottle):
+    """A throttle whose rate is read from settings.API_THROTTLE_RATES on every request,
+    so deployments (and tests) change rates without re-importing the routers."""
+
+    def __init__(self, scope: str):
+        self.scope = scope
+
+    def allow_request(self, request: HttpRequest) -> bool:
+        self.rate = settings.API_THROTTLE_RATES[self.scope]
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super().allow_request(request)
+
+
+class PerIPThrottle(SettingsRateThrottle):
+    def get_cache_key(self, request: HttpRequest):
+        return f"api_throttle_{self.scope}_ip_{self.get_ident(request)}"
+
+
+class PerTokenThrottle(SettingsRateThrottle):
+    def get_cache_key(self, request: HttpRequest):
+        token = getattr(request, "auth", None)
+        if not isinstance(token, ApiToken):
+            return None
+        return f"api_throttle_{self.scope}_token_{token.pk}"
+
+
+def throttles(kind: str) -> list[SettingsRateThrottle]:
+    """Per-IP and per-token throttles for "list" (expensive queries) or "write" operations."""
+    return [PerIPThrottle(f"{kind}_ip"), PerTokenThrottle(f"{kind}_token")]
+
+
+# --- Cursor pagination ----------------------------------------------------
+
+T = TypeVar("T")
+
+
+class ListParams(Schema):
+    cursor: str | None = Field(None, description="The next_cursor of the previous page. Opaque.")
+    limit: int = Field(
+        DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE, description=f"Page size, at most {MAX_PAGE_SIZE}."
+    )
+    updated_since: Moment | None = Field(
+        None, description="Only objects changed at or after this time (ISO 8601; UTC if no offset)."
+    )
+
+
+class Page(Schema, Generic[T]):
+    items: list[T]
+    count: int = Field(..., description="How many objects match the filters, over all pages.")
+    next_cursor: str | None = Field(..., description="Pass as `cursor` for the next page; null on the last.")
+
+
+def reject_unknown_params(request: HttpRequest, params: Schema) -> None:
+    known = {field.alias or name for name, field in type(params).model_fields.items()}
+    unknown = sorted(set(request.GET) - known)
+    if unknown:
+        raise HttpError(
+            400, f"Unknown query parameter(s): {', '.join(unknown)}. Allowed: {', '.join(sorted(known))}."
+        )
+
+
+def aware(moment: datetime.datetime) -> datetime.datetime:
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, datetime.timezone.utc)
+
+
+def _key_value(obj, key: str):
+    for part in key.split("__"):
+        obj = getattr(obj, part)
+    return obj.isoformat() if isinstance(obj, datetime.datetime) else obj
+
+
+def _decode_cursor(cursor: str, keys: tuple[str, ...]) -> list:
+    try:
+        values = signing.loads(cursor, salt=CURSOR_SALT + ":" + ",".join(keys))
+    except signing.BadSignature:
+        raise HttpError(400, "Malformed cursor: pass back the next_cursor of a previous page unchanged.")
+    if not isinstance(values, list) or len(values) != len(keys):
+        raise HttpError(400, "Malformed cursor: pass back the next_cursor of a previous page unchanged.")
+    return values
+
+
+def _after(keys: tuple[str, ...], values: list):
+    """Keyset condition "(k1, k2) > (v1, v2)", written out for databases without row comparison."""
+    from django.db.models import Q
+
+    condition = Q()
+    for index, key in enumerate(keys):
+        exact = {k: v for k, v in zip(keys[:index], values[:index])}
+        condition |= Q(**exact, **{f"{key}__gt": values[index]})
+    return condition
+
+
+def paginate(request, queryset, params: ListParams, *, keys=("updated_at", "id"), updated_field="updated_at"):
+    """One page of `queryset` in a stable order with a keyset cursor.
+
+    Ordered by last change, so a sync that resumes with ``updated_since`` (or
+    keeps following cursors) also sees objects changed while it was paging:
+    they move to the end instead of being skipped.
+    """
+    reject_unknown_params(request, params)
+    if params.updated_since and updated_field:
+        queryset = queryset.filter(**{f"{updated_field}__gte": aware(params.updated_since)})
+    total = queryset.count()
+    ordered = queryset.order_by(*keys)
+    if params.cursor:
+        ordered = ordered.filter(_after(keys, _decode_cursor(params.cursor, keys)))
+    rows = list(ordered[: params.limit + 1])
+    next_cursor = None
+    if len(rows) > params.limit:
+        rows = rows[: params.limit]
+        values = [_key_value(rows[-1], key) for key in keys]
+        next_cursor = signing.dumps(values, salt=CURSOR_SALT + ":" + ",".join(keys))
+    return {"items": rows, "count": total, "next_cursor": next_cursor}
+
+
+def set_list_caching(request: HttpRequest, response: HttpResponse) -> None:
+    public = not can_read_drafts(request)
+    response["Cache-Control"] = PUBLIC_CACHE_CONTROL if public else PRIVATE_CACHE_CONTROL
+    patch_vary_headers(response, ["Authorization"])
+
+
+# --- Conditional GET ------------------------------------------------------
+
+def conditional_json(request: HttpRequest, schema: type[Schema], obj, last_modified, public: bool) -> HttpResponse:
+    """`obj` as `schema` JSON with ETag / Last-Modified / Cache-Control, or a bare 304.
+
+    The ETag is a digest of the JSON itself, so it changes whenever anything
+    shown changes, including related objects with no timestamp of their own.
+    """
+    body = json.dumps(schema.from_orm(obj).model_dump(mode="json"), cls=NinjaJSONEncoder).encode()
+    etag = '"%s"' % hashlib.sha256(body).hexdigest()[:32]
+    stamp = int(last_modified.timestamp())
+    answer = get_conditional_response(request, etag=etag, last_modified=stamp)
+    if answer is not None and answer.status_code == 412:
+        raise HttpError(412, "Precondition failed: the object has changed.")
+    if answer is None:
+        answer = HttpResponse(body, content_type="application/json; charset=utf-8")
+    answer["ETag"] = etag
+    answer["Last-Modified"] = http_date(stamp)
+    answer["Cache-Control"] = PUBLIC_CACHE_CONTROL if public else PRIVATE_CACHE_CONTROL
+    patch_vary_headers(answer, ["Authorization"])
+    return answer
