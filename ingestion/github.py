@@ -85,28 +85,27 @@ class GitHubClient:
         """GET with retries; returns a 2xx or 304 response, or raises GitHubError."""
         headers = {"If-None-Match": etag} if etag else {}
         limited = errors = 0
-        for _attempt in range(self.max_attempts):
+        for attempt in range(1, self.max_attempts + 1):
             try:
                 response = self.http.get(url, params=params, headers=headers)
             except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                self._wait(SERVER_ERROR_BACKOFF * 2**errors, url, last)
+                reason, wait = f"{type(exc).__name__}: {exc}", SERVER_ERROR_BACKOFF * 2**errors
                 errors += 1
-                continue
-            if _is_rate_limited(response):
-                last = f"rate limited ({response.status_code})"
-                self._wait(rate_limit_wait(response, self.clock(), limited), url, last)
-                limited += 1
-                continue
-            if response.status_code >= 500:
-                last = f"server error {response.status_code}"
-                self._wait(SERVER_ERROR_BACKOFF * 2**errors, url, last)
-                errors += 1
-                continue
-            if response.status_code == 304 or response.is_success:
-                return response
-            raise GitHubError(f"GET {url}: {response.status_code} {response.text[:200]}")
-        raise GitHubError(f"GET {url}: gave up after {self.max_attempts} attempts ({last})")
+            else:
+                if _is_rate_limited(response):
+                    reason, wait = f"rate limited ({response.status_code})", rate_limit_wait(
+                        response, self.clock(), limited)
+                    limited += 1
+                elif response.status_code >= 500:
+                    reason, wait = f"server error {response.status_code}", SERVER_ERROR_BACKOFF * 2**errors
+                    errors += 1
+                elif response.status_code == 304 or response.is_success:
+                    return response
+                else:
+                    raise GitHubError(f"GET {url}: {response.status_code} {response.text[:200]}")
+            if attempt < self.max_attempts:
+                self._wait(wait, url, reason)
+        raise GitHubError(f"GET {url}: gave up after {self.max_attempts} attempts ({reason})")
 
     def _wait(self, seconds: float, url: str, reason: str) -> None:
         logger.warning("GitHub GET %s: %s; waiting %.0f s", url, reason, seconds)
