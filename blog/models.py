@@ -1,4 +1,6 @@
 """The blog: long-form posts with ordered authors and tags."""
+import html
+
 from django.conf import settings
 import reversion
 from django.db import models
@@ -12,6 +14,14 @@ from repojournal.rendering import render_markdown
 from repojournal.workflow import PublishableModel, PublishableQuerySet
 
 EXCERPT_WORDS = 60
+#: Silent reading speed used for "N min read".
+WORDS_PER_MINUTE = 230
+
+
+class AuthorQuerySet(models.QuerySet):
+    def published(self):
+        """Authors with at least one published post; others would only reveal drafts."""
+        return self.filter(pk__in=PostAuthor.objects.filter(post__in=Post.objects.published()).values("author_id"))
 
 
 class Author(models.Model):
@@ -27,6 +37,8 @@ class Author(models.Model):
     )
     slug = models.SlugField(max_length=140, unique=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = AuthorQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -73,6 +85,32 @@ class PostQuerySet(PublishableQuerySet):
             post_count=models.Count("blog_taggedpost_items", distinct=True)
         )
 
+    def tagged(self, slug: str):
+        return self.filter(pk__in=TaggedPost.objects.filter(tag__slug=slug).values("content_object_id"))
+
+    def by_author(self, author: "Author"):
+        """Posts in whose byline the author appears, first or co-author."""
+        return self.filter(pk__in=PostAuthor.objects.filter(author=author).values("post_id"))
+
+    def related_to(self, post: "Post"):
+        """Other posts ranked by how many tags they share with `post`, then newest first."""
+        tag_ids = [tag.pk for tag in post.tags.all()]
+        return (
+            self.exclude(pk=post.pk)
+            .filter(tagged_items__tag_id__in=tag_ids)
+            .annotate(shared_tags=models.Count("tagged_items", distinct=True))
+            .order_by("-shared_tags", "-published_at", "-id")
+        )
+
+    def tag_counts(self):
+        """Each tag used by these posts with how many of them use it, most used first."""
+        return (
+            TaggedPost.objects.filter(content_object__in=self)
+            .values("tag__name", "tag__slug")
+            .annotate(count=models.Count("content_object", distinct=True))
+            .order_by("-count", "tag__name")
+        )
+
 
 class Post(PublishableModel):
     """A long-form article; its body is Markdown rendered once, on save, to sanitised HTML."""
@@ -115,7 +153,23 @@ class Post(PublishableModel):
         """The explicit excerpt, or the body's first words as plain text."""
         if self.excerpt:
             return self.excerpt
-        return Truncator(" ".join(strip_tags(self.body_html).split())).words(EXCERPT_WORDS, truncate=" …")
+        text = html.unescape(strip_tags(self.body_html))  # plain text: templates escape it again
+        return Truncator(" ".join(text.split())).words(EXCERPT_WORDS, truncate=" …")
+
+    @property
+    def disclosure_text(self) -> str:
+        """The disclosure without a leading "Disclosure." (templates print that label themselves)."""
+        text = self.disclosure.strip()
+        return text[len("Disclosure."):].lstrip() if text.lower().startswith("disclosure.") else text
+
+    @property
+    def word_count(self) -> int:
+        return len(strip_tags(self.body_html).split())
+
+    @property
+    def reading_time(self) -> int:
+        """Minutes to read the body, at least one."""
+        return max(1, round(self.word_count / WORDS_PER_MINUTE))
 
     def ordered_authors(self) -> list[Author]:
         """Authors in byline order (uses the listing prefetch when present)."""

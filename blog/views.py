@@ -1,12 +1,31 @@
 """Reader pages of the blog. Public views reach posts only through published()."""
 from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from taggit.models import Tag
+
+from repojournal.pagination import paginate
+from repojournal.syndication import feed_links
 
 from .models import Author, Post
 
+RELATED_POSTS = 3
+
 
 def render_post(request, post: Post, *, preview: bool = False):
-    return render(request, "blog/post_detail.html", {"post": post, "preview": preview, "preview_status": post.display_status})
+    related = Post.objects.published().with_listing_data().related_to(post)[:RELATED_POSTS]
+    return render(
+        request,
+        "blog/post_detail.html",
+        {
+            "post": post,
+            "related": related,
+            "preview": preview,
+            "preview_status": post.display_status,
+            "breadcrumbs": [("Home", reverse("home")), ("Posts", reverse("blog:index")), (post.title, post.get_absolute_url())],
+        },
+    )
 
 
 def post_detail(request, slug: str):
@@ -19,7 +38,51 @@ def post_preview(request, pk: int):
     return render_post(request, get_object_or_404(Post.objects.with_listing_data(), pk=pk), preview=True)
 
 
+def post_index(request):
+    """Recent Posts: every published post, newest first."""
+    return render(
+        request,
+        "blog/post_index.html",
+        {
+            "page": paginate(request, Post.objects.published().with_listing_data()),
+            "feeds": feed_links("RepoJournal posts", "blog:feed"),
+        },
+    )
+
+
+def tag_index(request):
+    """Every tag of a published post, with how many published posts carry it."""
+    return render(request, "blog/tag_index.html", {"tags": Post.objects.published().tag_counts()})
+
+
+def tag_detail(request, slug: str):
+    tag = get_object_or_404(Tag, slug=slug)
+    posts = Post.objects.published().with_listing_data().tagged(slug)
+    page = paginate(request, posts)
+    if not page.object_list:
+        raise Http404("No published post has this tag.")
+    return render(
+        request,
+        "blog/tag_detail.html",
+        {
+            "tag": tag,
+            "page": page,
+            "feeds": feed_links(f"Posts tagged {tag.name}", "blog:tag_feed", tag.slug),
+            "breadcrumbs": [("Home", reverse("home")), ("Tags", reverse("blog:tags")), (tag.name, request.path)],
+        },
+    )
+
+
 def author_detail(request, slug: str):
-    author = get_object_or_404(Author, slug=slug)
-    posts = Post.objects.published().with_listing_data().filter(authors=author)
-    return render(request, "blog/author_detail.html", {"author": author, "posts": posts})
+    """An author's bio and every published post they wrote or co-wrote."""
+    author = get_object_or_404(Author.objects.published(), slug=slug)
+    return render(
+        request,
+        "blog/author_detail.html",
+        {
+            "author": author,
+            "page": paginate(request, Post.objects.published().with_listing_data().by_author(author)),
+            "feeds": feed_links(f"Posts by {author.name}", "blog:author_feed", author.slug),
+            "breadcrumbs": [("Home", reverse("home")), ("Posts", reverse("blog:index")), (author.name, author.get_absolute_url())],
+        },
+    )

@@ -1,8 +1,11 @@
 """The Wire: topics, repositories, the activity we cite, and the daily digests."""
+import datetime
+
 from django.core.validators import RegexValidator
 import reversion
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import slugify
 
@@ -17,6 +20,12 @@ full_name_validator = RegexValidator(
 )
 
 
+class TopicQuerySet(models.QuerySet):
+    def published(self):
+        """Topics with at least one published digest: the only ones readers can reach."""
+        return self.filter(pk__in=Digest.objects.published().values("topic_id"))
+
+
 class Topic(models.Model):
     """A group of repositories The Wire reports on together, e.g. PyTorch."""
 
@@ -24,6 +33,8 @@ class Topic(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TopicQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -42,6 +53,18 @@ class RepositoryQuerySet(models.QuerySet):
         if existing:
             return existing, False
         return self.create(full_name=full_name, **defaults), True
+
+    def published(self):
+        """Repositories a published digest cites or names in an action item.
+
+        A repository known only from drafts stays unseen, so its name cannot leak
+        an unpublished story.
+        """
+        digests = Digest.objects.published()
+        return self.filter(
+            models.Q(pk__in=Reference.objects.published().values("repository_id"))
+            | models.Q(pk__in=ActionItem.objects.filter(digest__in=digests).values("repository_id"))
+        )
 
 
 class Repository(models.Model):
@@ -85,6 +108,33 @@ class Repository(models.Model):
 
 
 class ReferenceQuerySet(models.QuerySet):
+    def published(self):
+        """References cited by at least one published digest.
+
+        Raw GitHub activity only becomes RepoJournal content once a published
+        digest cites it; until then it is as private as the draft citing it.
+        """
+        return self.filter(
+            pk__in=DigestReference.objects.filter(digest__in=Digest.objects.published()).values("reference_id")
+        )
+
+    def merged_per_week(self, weeks: int, *, today=None) -> list[tuple["datetime.date", int]]:
+        """Count merged items per week (weeks start on Monday), oldest first, zeros included.
+
+        One query: the database filters the window, Python buckets the dates, so
+        the result is the same on SQLite and PostgreSQL.
+        """
+        today = today or timezone.localdate()
+        first_monday = today - datetime.timedelta(days=today.weekday(), weeks=weeks - 1)
+        start = timezone.make_aware(datetime.datetime.combine(first_monday, datetime.time.min))
+        counts = dict.fromkeys((first_monday + datetime.timedelta(weeks=i) for i in range(weeks)), 0)
+        for merged_at in self.filter(merged_at__gte=start).values_list("merged_at", flat=True):
+            day = timezone.localtime(merged_at).date()
+            week = day - datetime.timedelta(days=day.weekday())
+            if week in counts:
+                counts[week] += 1
+        return list(counts.items())
+
     def upsert(self, repository: Repository, kind: str, key: str, **fields):
         """Create or update the reference with this natural key.
 
@@ -179,6 +229,13 @@ class DigestQuerySet(PublishableQuerySet):
     def with_listing_data(self):
         return self.select_related("topic")
 
+    def citing(self, repository: "Repository"):
+        """Digests that cite a reference of this repository or name it in an action item."""
+        return self.filter(
+            models.Q(pk__in=DigestReference.objects.filter(reference__repository=repository).values("digest_id"))
+            | models.Q(pk__in=ActionItem.objects.filter(repository=repository).values("digest_id"))
+        )
+
     def with_page_data(self):
         """Everything a digest page shows, in a fixed number of queries."""
         return self.select_related("topic").prefetch_related(
@@ -241,6 +298,13 @@ class Digest(PublishableModel):
     @property
     def display_date(self) -> str:
         return date_format(self.date, "F j, Y")
+
+    def neighbours(self) -> tuple["Digest | None", "Digest | None"]:
+        """The previous and next published digests of the same topic, by date."""
+        same_topic = Digest.objects.published().filter(topic_id=self.topic_id).select_related("topic")
+        previous = same_topic.filter(date__lt=self.date).order_by("-date").first()
+        following = same_topic.filter(date__gt=self.date).order_by("date").first()
+        return previous, following
 
     def citation_report(self) -> CitationReport:
         numbers = self.digest_references.values_list("number", flat=True)

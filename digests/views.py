@@ -1,12 +1,38 @@
 """Reader pages of The Wire. Public views reach content only through published()."""
 from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 
-from .models import Digest, Repository, Topic
+from repojournal.pagination import paginate
+from repojournal.syndication import feed_links
+
+from .charts import weekly_bars
+from .models import Digest, Reference, Repository, Topic
+
+CHART_WEEKS = 26
+REPOSITORY_DIGESTS = 20
 
 
 def render_digest(request, digest: Digest, *, preview: bool = False):
-    return render(request, "digests/digest_detail.html", {"digest": digest, "preview": preview, "preview_status": digest.display_status})
+    previous, following = digest.neighbours()
+    return render(
+        request,
+        "digests/digest_detail.html",
+        {
+            "digest": digest,
+            "previous": previous,
+            "next": following,
+            "preview": preview,
+            "preview_status": digest.display_status,
+            "breadcrumbs": [
+                ("Home", reverse("home")),
+                ("The Wire", reverse("digests:index")),
+                (digest.topic.name, digest.topic.get_absolute_url()),
+                (digest.headline, digest.get_absolute_url()),
+            ],
+        },
+    )
 
 
 def digest_detail(request, slug: str):
@@ -20,13 +46,86 @@ def digest_preview(request, pk: int):
     return render_digest(request, get_object_or_404(Digest.objects.with_page_data(), pk=pk), preview=True)
 
 
+def _wire_filters(request) -> tuple[Topic | None, Repository | None]:
+    """The topic and repository named by ``?topic=`` and ``?repository=``; unknown names are a 404."""
+    topic = repository = None
+    if slug := request.GET.get("topic"):
+        topic = Topic.objects.published().filter(slug=slug).first()
+        if topic is None:
+            raise Http404("No such topic.")
+    if full_name := request.GET.get("repository"):
+        repository = Repository.objects.published().filter(full_name__iexact=full_name).first()
+        if repository is None:
+            raise Http404("No such repository.")
+    return topic, repository
+
+
+def wire_index(request):
+    """The Wire: every published digest, newest first, optionally for one topic or repository."""
+    topic, repository = _wire_filters(request)
+    digests = Digest.objects.published().with_listing_data()
+    if topic:
+        digests = digests.filter(topic=topic)
+    if repository:
+        digests = digests.citing(repository)
+    return render(
+        request,
+        "digests/wire_index.html",
+        {
+            "page": paginate(request, digests),
+            "topic": topic,
+            "repository": repository,
+            "topics": Topic.objects.published(),
+            "repositories": Repository.objects.published().only("full_name"),
+            "feeds": feed_links("The Wire", "digests:feed"),
+        },
+    )
+
+
 def topic_detail(request, slug: str):
-    topic = get_object_or_404(Topic, slug=slug)
-    digests = topic.digests.published().with_listing_data()
-    return render(request, "digests/topic_detail.html", {"topic": topic, "digests": digests})
+    topic = get_object_or_404(Topic.objects.published(), slug=slug)
+    return render(
+        request,
+        "digests/topic_detail.html",
+        {
+            "topic": topic,
+            "page": paginate(request, topic.digests.published().with_listing_data()),
+            "repositories": Repository.objects.published().filter(topic=topic),
+            "feeds": feed_links(f"The Wire: {topic.name}", "digests:topic_feed", topic.slug),
+            "breadcrumbs": [
+                ("Home", reverse("home")),
+                ("The Wire", reverse("digests:index")),
+                (topic.name, topic.get_absolute_url()),
+            ],
+        },
+    )
+
+
+def topic_index(request):
+    return render(request, "digests/topic_index.html", {"topics": Topic.objects.published()})
 
 
 def repository_detail(request, owner: str, name: str):
-    repository = get_object_or_404(Repository, full_name__iexact=f"{owner}/{name}")
-    digests = Digest.objects.published().with_listing_data().filter(references__repository=repository).distinct()
-    return render(request, "digests/repository_detail.html", {"repository": repository, "digests": digests})
+    """A repository's cited references, the digests citing it and its weekly merged activity."""
+    repository = get_object_or_404(
+        Repository.objects.published().select_related("topic"), full_name__iexact=f"{owner}/{name}"
+    )
+    references = Reference.objects.published().filter(repository=repository)
+    return render(
+        request,
+        "digests/repository_detail.html",
+        {
+            "repository": repository,
+            "page": paginate(request, references),
+            "digests": Digest.objects.published().with_listing_data().citing(repository)[:REPOSITORY_DIGESTS],
+            "chart": weekly_bars(references.merged_per_week(CHART_WEEKS)),
+            "feeds": feed_links(
+                f"The Wire: {repository.full_name}", "digests:repository_feed", repository.owner, repository.name
+            ),
+            "breadcrumbs": [
+                ("Home", reverse("home")),
+                ("The Wire", reverse("digests:index")),
+                (repository.full_name, repository.get_absolute_url()),
+            ],
+        },
+    )

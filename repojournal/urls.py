@@ -1,8 +1,10 @@
 from django.contrib import admin
+from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path, re_path
 
 from . import views
 from .api import not_found as api_not_found, urls as api_urls
+from .sitemaps import SITEMAPS
 
 admin.site.site_header = "RepoJournal editorial"
 admin.site.site_title = "RepoJournal"
@@ -15,5 +17,11 @@ urlpatterns = [
     re_path(r"^api/v1/", api_not_found),
     path("", include("digests.urls")),
     path("", include("blog.urls")),
+    path("search/", views.search, name="search"),
+    path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
+    path("robots.txt", views.robots_txt, name="robots"),
     path("", include("ingestion.urls")),
 ]
+
+handler404 = "repojournal.views.page_not_found"
+handler500 = "repojournal.views.server_error"

@@ -1,8 +1,16 @@
-"""Pages that span both apps."""
+"""Pages that span both apps: home, search, robots.txt and the error pages."""
+from django.conf import settings
+from django.http import HttpResponseServerError
 from django.shortcuts import render
+from django.template import loader
+from django.urls import reverse
+from django.views.decorators.http import require_GET
 
 from blog.models import Post
 from digests.models import Digest
+
+from . import search as site_search
+from .syndication import feed_links
 
 HOME_DIGESTS = 10
 HOME_POSTS = 14
@@ -15,5 +23,28 @@ def home(request):
         {
             "digests": Digest.objects.published().with_listing_data()[:HOME_DIGESTS],
             "posts": Post.objects.published().with_listing_data()[:HOME_POSTS],
+            "feeds": feed_links("The Wire", "digests:feed") + feed_links("RepoJournal posts", "blog:feed"),
         },
     )
+
+
+def search(request):
+    """``/search/?q=``: published posts, digests and references matching the query."""
+    results = site_search.search(request.GET.get("q"))
+    return render(request, "search.html", {"results": results, "query": results.query})
+
+
+@require_GET
+def robots_txt(request):
+    sitemap = f"{settings.SITE_URL}{reverse('sitemap')}"
+    lines = ["User-agent: *", "Disallow: /admin/", "Disallow: /preview/", "Disallow: /search/", f"Sitemap: {sitemap}", ""]
+    return render(request, "robots.txt", {"lines": lines}, content_type="text/plain; charset=utf-8")
+
+
+def page_not_found(request, exception):
+    return render(request, "404.html", status=404)
+
+
+def server_error(request):
+    """The 500 page: a static template, no context processors, no database access."""
+    return HttpResponseServerError(loader.render_to_string("500.html"))

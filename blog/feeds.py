@@ -1,0 +1,77 @@
+"""Feeds of the blog: all posts, one tag, one author; full posts with every author."""
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.utils.html import escape, format_html
+from taggit.models import Tag
+
+from repojournal.syndication import ReaderFeed
+
+from .models import Author, Post
+
+
+class PostsFeed(ReaderFeed):
+    """The newest published posts, full bodies, all authors in byline order."""
+
+    title = "RepoJournal posts"
+    description = "Long-form writing from RepoJournal."
+
+    def link(self):
+        return reverse("blog:index")
+
+    def posts(self, obj):
+        return Post.objects.published()
+
+    def items(self, obj=None):
+        return self.posts(obj).with_listing_data()[: self.limit]
+
+    def item_title(self, item: Post) -> str:
+        return item.title
+
+    def item_description(self, item: Post) -> str:
+        return escape(item.display_excerpt)  # plain text; the feed field holds HTML
+
+    def item_content(self, item: Post) -> str:
+        disclosure = format_html("<p><em>{}</em></p>", item.disclosure) if item.disclosure else ""
+        return disclosure + item.body_html
+
+    def item_authors(self, item: Post) -> list[tuple[str, str]]:
+        return [(author.name, author.get_absolute_url()) for author in item.ordered_authors()]
+
+    def item_categories(self, item: Post) -> list[str]:
+        return [tag.name for tag in item.tags.all()]
+
+
+class TagFeed(PostsFeed):
+    """Published posts with one tag."""
+
+    def get_object(self, request, slug: str):
+        tag = get_object_or_404(Tag, slug=slug)
+        if not Post.objects.published().tagged(slug).exists():
+            raise Http404("No published post has this tag.")
+        return tag
+
+    def title(self, obj: Tag) -> str:
+        return f"Posts tagged {obj.name} — RepoJournal"
+
+    def link(self, obj: Tag) -> str:
+        return reverse("blog:tag", args=[obj.slug])
+
+    def posts(self, obj: Tag):
+        return Post.objects.published().tagged(obj.slug)
+
+
+class AuthorFeed(PostsFeed):
+    """Published posts an author wrote or co-wrote."""
+
+    def get_object(self, request, slug: str):
+        return get_object_or_404(Author.objects.published(), slug=slug)
+
+    def title(self, obj: Author) -> str:
+        return f"Posts by {obj.name} — RepoJournal"
+
+    def link(self, obj: Author) -> str:
+        return obj.get_absolute_url()
+
+    def posts(self, obj: Author):
+        return Post.objects.published().by_author(obj)

@@ -1,0 +1,176 @@
+"""Site search over published posts, digests and references.
+
+On PostgreSQL: a weighted full-text search (title A, summary/excerpt B, body C),
+``websearch_to_tsquery`` syntax ("quoted phrases", -exclusions, or), ranked,
+with ``ts_headline`` snippets; each search vector has a GIN expression index
+(created by the search migrations from the very same expressions, so the
+planner can use it). On SQLite: every word must appear somewhere, newest first,
+with a plain snippet around the first match.
+
+Snippets are built from raw source text, much of it written by strangers, so
+they are escaped first and only our own ``<mark>`` elements are added after.
+"""
+import re
+from dataclasses import dataclass, field
+
+from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank, SearchVector
+from django.db import connection, models
+from django.db.models.functions import Concat
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from blog.models import Post
+from digests.models import Digest, Reference
+
+CONFIG = "english"
+MAX_QUERY_LENGTH = 200
+MAX_WORDS = 8
+RESULTS_PER_KIND = 20
+SNIPPET_WORDS = 30
+# Control characters no reader types, so they can mark matches through escaping.
+START, STOP = "\x02", "\x03"
+
+
+def weighted_vector(**weights: str) -> SearchVector:
+    """``SearchVector`` of each field at its weight, e.g. ``weighted_vector(title="A", body="C")``."""
+    vectors = [SearchVector(name, weight=weight, config=CONFIG) for name, weight in weights.items()]
+    combined = vectors[0]
+    for vector in vectors[1:]:
+        combined = combined + vector
+    return combined
+
+
+#: The indexed search vectors; the migrations build their GIN indexes from these.
+POST_FIELDS = {"title": "A", "excerpt": "B", "body": "C"}
+DIGEST_FIELDS = {"headline": "A", "summary": "B", "body": "C"}
+REFERENCE_FIELDS = {"title": "A", "body": "C"}
+
+
+@dataclass(frozen=True)
+class Hit:
+    title: str
+    url: str
+    snippet: SafeString
+    meta: str = ""
+
+
+@dataclass
+class Results:
+    query: str
+    posts: list[Hit] = field(default_factory=list)
+    digests: list[Hit] = field(default_factory=list)
+    references: list[Hit] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.posts) + len(self.digests) + len(self.references)
+
+
+def clean_query(raw: str | None) -> str:
+    return " ".join((raw or "").split())[:MAX_QUERY_LENGTH]
+
+
+def mark_sentinels(text: str) -> SafeString:
+    """Escape `text`, then turn the START/STOP sentinels into ``<mark>`` elements."""
+    escaped = escape(text or "")
+    return mark_safe(escaped.replace(START, "<mark>").replace(STOP, "</mark>"))
+
+
+def search(raw_query: str | None) -> Results:
+    query = clean_query(raw_query)
+    if not query:
+        return Results(query="")
+    backend = _search_postgres if connection.vendor == "postgresql" else _search_fallback
+    return backend(query)
+
+
+# PostgreSQL ----------------------------------------------------------------------------
+
+def _ranked(queryset, fields: dict, query: SearchQuery, headline_source):
+    return (
+        queryset.annotate(document=weighted_vector(**fields))
+        .filter(document=query)
+        .annotate(
+            rank=SearchRank(weighted_vector(**fields), query),
+            snippet=SearchHeadline(
+                headline_source, query, config=CONFIG, start_sel=START, stop_sel=STOP,
+                max_words=SNIPPET_WORDS, min_words=12, short_word=2, max_fragments=2, fragment_delimiter=" … ",
+            ),
+        )
+        .order_by("-rank", "-id")[:RESULTS_PER_KIND]
+    )
+
+
+def _search_postgres(query: str) -> Results:
+    tsquery = SearchQuery(query, search_type="websearch", config=CONFIG)
+    posts = _ranked(Post.objects.published(), POST_FIELDS, tsquery, Concat("excerpt", models.Value(" "), "body"))
+    digests = _ranked(
+        Digest.objects.published().select_related("topic"), DIGEST_FIELDS, tsquery,
+        Concat("summary", models.Value(" "), "body"),
+    )
+    references = _ranked(
+        Reference.objects.published().select_related("repository"), REFERENCE_FIELDS, tsquery,
+        Concat("title", models.Value(" "), "body"),
+    )
+    return _results(query, posts, digests, references, lambda item: mark_sentinels(item.snippet))
+
+
+# SQLite and anything else ---------------------------------------------------------------
+
+def query_words(query: str) -> list[str]:
+    return re.findall(r"\w+", query)[:MAX_WORDS]
+
+
+def _matching(queryset, fields, words: list[str]):
+    for word in words:
+        condition = models.Q()
+        for name in fields:
+            condition |= models.Q(**{f"{name}__icontains": word})
+        queryset = queryset.filter(condition)
+    return queryset[:RESULTS_PER_KIND]
+
+
+def plain_snippet(text: str, words: list[str]) -> SafeString:
+    """About SNIPPET_WORDS words of `text` around the first match, matches marked."""
+    tokens = (text or "").split()
+    pattern = re.compile("|".join(re.escape(word) for word in words), re.IGNORECASE)
+    first = next((index for index, token in enumerate(tokens) if pattern.search(token)), 0)
+    start = max(0, first - SNIPPET_WORDS // 3)
+    excerpt = " ".join(tokens[start : start + SNIPPET_WORDS])
+    marked = pattern.sub(lambda match: f"{START}{match.group(0)}{STOP}", excerpt) if words else excerpt
+    prefix = "… " if start else ""
+    suffix = " …" if start + SNIPPET_WORDS < len(tokens) else ""
+    return mark_sentinels(f"{prefix}{marked}{suffix}")
+
+
+def _search_fallback(query: str) -> Results:
+    words = query_words(query)
+    if not words:
+        return Results(query=query)
+    posts = _matching(Post.objects.published(), POST_FIELDS, words)
+    digests = _matching(Digest.objects.published().select_related("topic"), DIGEST_FIELDS, words)
+    references = _matching(Reference.objects.published().select_related("repository"), REFERENCE_FIELDS, words)
+
+    def snippet(item) -> SafeString:
+        if isinstance(item, Post):
+            return plain_snippet(f"{item.excerpt} {item.body}", words)
+        if isinstance(item, Digest):
+            return plain_snippet(f"{item.summary} {item.body}", words)
+        return plain_snippet(f"{item.title} {item.body}", words)
+
+    return _results(query, posts, digests, references, snippet)
+
+
+def _results(query, posts, digests, references, snippet) -> Results:
+    return Results(
+        query=query,
+        posts=[Hit(post.title, post.get_absolute_url(), snippet(post), "Post") for post in posts],
+        digests=[
+            Hit(digest.headline, digest.get_absolute_url(), snippet(digest), f"The Wire · {digest.topic.name}")
+            for digest in digests
+        ],
+        references=[
+            Hit(ref.display_title, ref.url or ref.repository.get_absolute_url(), snippet(ref), ref.repository.full_name)
+            for ref in references
+        ],
+    )

@@ -1,0 +1,93 @@
+"""schema.org JSON-LD for reader pages: NewsArticle, FAQPage, BlogPosting, BreadcrumbList.
+
+Built as plain dicts here and serialised by the ``json_ld`` template tag, which
+escapes ``<``, ``>`` and ``&`` so no string in the data can close the script.
+"""
+from django.conf import settings
+from django.templatetags.static import static
+from django.utils.html import strip_tags
+
+PUBLISHER = {"@type": "Organization", "name": "RepoJournal"}
+
+
+def absolute(path: str) -> str:
+    """`path` on SITE_URL; absolute URLs pass through."""
+    return path if path.startswith(("http://", "https://")) else f"{settings.SITE_URL}{path}"
+
+
+def publisher() -> dict:
+    return {**PUBLISHER, "url": absolute("/"), "logo": {"@type": "ImageObject", "url": absolute(static("img/logo.svg"))}}
+
+
+def _date(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def news_article(digest) -> dict:
+    """A digest as a NewsArticle citing each of its references."""
+    return {
+        "@context": "https://schema.org",
+        "@type": "NewsArticle",
+        "headline": digest.headline[:110],
+        "description": " ".join(strip_tags(digest.summary_html).split()),
+        "url": absolute(digest.get_absolute_url()),
+        "mainEntityOfPage": absolute(digest.get_absolute_url()),
+        "datePublished": _date(digest.published_at),
+        "dateModified": _date(digest.updated_at),
+        "articleSection": digest.kicker,
+        "about": {"@type": "Thing", "name": digest.topic.name},
+        "author": {**PUBLISHER, "url": absolute("/")},
+        "publisher": publisher(),
+        "citation": [
+            {
+                "@type": "CreativeWork",
+                "position": cited.number,
+                "name": cited.reference.display_title,
+                "url": cited.reference.url or absolute(cited.reference.repository.get_absolute_url()),
+            }
+            for cited in digest.digest_references.all()
+        ],
+    }
+
+
+def faq_page(digest) -> dict:
+    return {
+        "@context": "https://schema.org",
+        "@type": "FAQPage",
+        "mainEntity": [
+            {"@type": "Question", "name": question, "acceptedAnswer": {"@type": "Answer", "text": answer}}
+            for question, answer in digest.faq()
+        ],
+    }
+
+
+def blog_posting(post) -> dict:
+    """A post as a BlogPosting naming every author in byline order."""
+    return {
+        "@context": "https://schema.org",
+        "@type": "BlogPosting",
+        "headline": post.title[:110],
+        "description": post.display_excerpt,
+        "url": absolute(post.get_absolute_url()),
+        "mainEntityOfPage": absolute(post.get_absolute_url()),
+        "datePublished": _date(post.published_at),
+        "dateModified": _date(post.updated_at),
+        "wordCount": post.word_count,
+        "keywords": [tag.name for tag in post.tags.all()],
+        "author": [
+            {"@type": "Person", "name": author.name, "url": absolute(author.get_absolute_url())}
+            for author in post.ordered_authors()
+        ],
+        "publisher": publisher(),
+    }
+
+
+def breadcrumb_list(crumbs: list[tuple[str, str]]) -> dict:
+    return {
+        "@context": "https://schema.org",
+        "@type": "BreadcrumbList",
+        "itemListElement": [
+            {"@type": "ListItem", "position": position, "name": name, "item": absolute(url)}
+            for position, (name, url) in enumerate(crumbs, start=1)
+        ],
+    }
