@@ -2,7 +2,7 @@
 from django.contrib import admin
 from django.db.models import Count
 
-from repojournal.workflow_admin import WorkflowAdmin
+from repojournal.workflow_admin import AutocompleteInlineMixin, WorkflowAdmin
 
 from .models import Author, Post, PostAuthor, TaggedPost
 
@@ -10,6 +10,7 @@ from .models import Author, Post, PostAuthor, TaggedPost
 @admin.register(Author)
 class AuthorAdmin(admin.ModelAdmin):
     list_display = ["name", "handle", "user", "post_count"]
+    ordering = ["name"]  # the Count annotation drops Meta.ordering, and autocomplete pages need an order
     search_fields = ["name", "handle", "bio"]
     list_select_related = ["user"]
     prepopulated_fields = {"slug": ["name"]}
@@ -24,7 +25,7 @@ class AuthorAdmin(admin.ModelAdmin):
         return obj.post_total
 
 
-class PostAuthorInline(admin.TabularInline):
+class PostAuthorInline(AutocompleteInlineMixin, admin.TabularInline):
     model = PostAuthor
     fields = ["position", "author"]
     autocomplete_fields = ["author"]
@@ -35,7 +36,7 @@ class PostAuthorInline(admin.TabularInline):
     verbose_name_plural = "authors (in byline order)"
 
 
-class TaggedPostInline(admin.TabularInline):
+class TaggedPostInline(AutocompleteInlineMixin, admin.TabularInline):
     """Tags as rows with autocomplete, rather than taggit's comma-separated text box."""
 
     model = TaggedPost
@@ -43,6 +44,9 @@ class TaggedPostInline(admin.TabularInline):
     extra = 1
     verbose_name = "tag"
     verbose_name_plural = "tags"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("content_object")  # its __str__ names the post
 
 
 @admin.register(Post)

@@ -3,7 +3,9 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count
 
-from repojournal.workflow_admin import WorkflowAdmin
+import reversion
+
+from repojournal.workflow_admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 
 from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
@@ -19,6 +21,7 @@ class RepositoryInline(admin.TabularInline):
 @admin.register(Topic)
 class TopicAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "repository_count"]
+    ordering = ["name"]  # the Count annotation drops Meta.ordering, and autocomplete pages need an order
     search_fields = ["name", "description"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [RepositoryInline]
@@ -60,7 +63,7 @@ class ReferenceAdmin(admin.ModelAdmin):
         return obj.sha[:10]
 
 
-class CitationCheckFormSet(forms.BaseInlineFormSet):
+class CitationCheckFormSet(LoadedAutocompleteFormSet):
     """Refuses a digest whose summary or body cites a number with no reference.
 
     The admin builds this formset with the digest as edited in the same request,
@@ -84,7 +87,7 @@ class CitationCheckFormSet(forms.BaseInlineFormSet):
             raise forms.ValidationError(report.error_message())
 
 
-class DigestReferenceInline(admin.TabularInline):
+class DigestReferenceInline(AutocompleteInlineMixin, admin.TabularInline):
     model = DigestReference
     formset = CitationCheckFormSet
     autocomplete_fields = ["reference"]
@@ -92,7 +95,7 @@ class DigestReferenceInline(admin.TabularInline):
     extra = 1
 
 
-class ActionItemInline(admin.TabularInline):
+class ActionItemInline(AutocompleteInlineMixin, admin.TabularInline):
     model = ActionItem
     fields = ["position", "text", "repository", "priority"]
     autocomplete_fields = ["repository"]
@@ -140,5 +143,19 @@ class DigestAdmin(WorkflowAdmin):
 
     @admin.action(description="Add the generated FAQ for editing (digests without one)", permissions=["change"])
     def add_default_faq(self, request, queryset):
-        added = sum(1 for digest in queryset if digest.add_default_faq())
+        """Only digests the user may still edit: an editor must not change what is already public."""
+        added, refused = 0, 0
+        for digest in queryset.select_related("topic"):
+            if not digest.can_edit(request.user):
+                refused += 1
+            elif digest.add_default_faq():
+                reversion.add_to_revision(digest)  # bulk_create sends no signals
+                added += 1
         self.message_user(request, f"Added the generated FAQ to {added} digest{'s' if added != 1 else ''}.")
+        if refused:
+            self.message_user(
+                request,
+                f"{refused} digest{'s are' if refused != 1 else ' is'} already public; only Publishers can change "
+                f"{'them' if refused != 1 else 'it'}.",
+                messages.ERROR,
+            )

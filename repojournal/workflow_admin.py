@@ -7,6 +7,9 @@ longer edit, and the bulk actions call ``transition()`` item by item.
 """
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.contrib.admin.widgets import AutocompleteSelect
+from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.utils import timezone
 
@@ -31,6 +34,52 @@ class WorkflowForm(forms.ModelForm):
                 f"to “{Status(new_status).label}”.",
             )
         return cleaned
+
+
+class LoadedAutocompleteSelect(AutocompleteSelect):
+    """An autocomplete showing its row's already-loaded choice rather than querying for it.
+
+    Django's widget looks its selected option up with one query per widget, so a
+    digest with 30 cited references cost 30 extra queries to display.
+    """
+
+    loaded = None  # the selected object, set per row by LoadedAutocompleteFormSet
+
+    def optgroups(self, name, value, attr=None):
+        selected = [str(v) for v in value if str(v) not in self.choices.field.empty_values]
+        if self.loaded is None or selected != [str(self.loaded.pk)]:
+            return super().optgroups(name, value, attr)
+        options = [] if self.is_required else [self.create_option(name, "", "", False, 0)]
+        label = self.choices.field.label_from_instance(self.loaded)
+        options.append(self.create_option(name, self.loaded.pk, label, True, len(options)))
+        return [(None, options, 0)]
+
+
+class LoadedAutocompleteFormSet(forms.BaseInlineFormSet):
+    """Hands each row's related objects (loaded by the inline's select_related) to its autocompletes."""
+
+    def _construct_form(self, i, **kwargs):
+        form = super()._construct_form(i, **kwargs)
+        for name, field in form.fields.items():
+            widget = getattr(field.widget, "widget", field.widget)  # unwrap RelatedFieldWidgetWrapper
+            model_field = form.instance._meta.get_field(name) if isinstance(widget, LoadedAutocompleteSelect) else None
+            if model_field is not None and model_field.is_cached(form.instance):
+                widget.loaded = model_field.get_cached_value(form.instance)
+        return form
+
+
+class AutocompleteInlineMixin:
+    """Inline rows in a fixed number of queries: related objects joined, autocompletes fed from them."""
+
+    formset = LoadedAutocompleteFormSet
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related(*self.autocomplete_fields)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name in self.get_autocomplete_fields(request):
+            kwargs["widget"] = LoadedAutocompleteSelect(db_field, self.admin_site, using=kwargs.get("using"))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
 class WorkflowAdmin(VersionAdmin):

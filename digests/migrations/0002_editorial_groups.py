@@ -16,7 +16,7 @@ EDITOR_PERMISSIONS = {
         "faqentry": ["view", "add", "change", "delete"],
         "reference": ["view", "add", "change"],
         "repository": ["view", "add"],
-        "topic": ["view"],
+        "topic": ["view", "add"],  # a digest about a new topic needs the topic first
     },
     "blog": {
         "post": ["view", "add", "change"],
@@ -31,7 +31,7 @@ PUBLISHER_EXTRA = {
         "digest": ["delete", "publish"],
         "reference": ["delete"],
         "repository": ["change", "delete"],
-        "topic": ["add", "change", "delete"],
+        "topic": ["change", "delete"],
     },
     "blog": {"post": ["delete", "publish"], "author": ["delete"]},
     "taggit": {"tag": ["change", "delete"]},
