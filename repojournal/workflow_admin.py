@@ -115,6 +115,17 @@ class WorkflowAdmin(VersionAdmin):
         allowed = super().has_delete_permission(request, obj)
         return allowed and (obj is None or obj.can_edit(request.user))
 
+    def revision_view(self, request, object_id, version_id, extra_context=None):
+        """Rolling back rewrites the item as it is now, so the user must be allowed to edit it now.
+
+        django-reversion checks permissions against the *reverted* copy, which would
+        let an editor turn a published item back into an editable draft.
+        """
+        current = self.get_object(request, unquote(object_id))
+        if current is not None and not self.has_change_permission(request, current):
+            raise PermissionDenied
+        return super().revision_view(request, object_id, version_id, extra_context)
+
     def get_actions(self, request):
         actions = super().get_actions(request)
         if not self.is_publisher(request):
