@@ -1,1 +1,178 @@
-"""Placeholder, filled in below."""
+"""Turn a day of merged pull requests and commits into a draft digest an editor finishes.
+
+``draft_digest(topic, day)`` creates the day's digest as a draft, or refreshes
+it. What it generated last time is kept in a DigestDraft record; a field whose
+current value still equals that is the generator's and may be rewritten, any
+other value is the editor's and is never touched. References are only ever
+added, under new numbers, so citations in edited text stay valid.
+"""
+import datetime
+from dataclasses import dataclass, field
+
+import reversion
+from django.db import transaction
+from django.db.models import Max, Q
+
+from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Reference
+from repojournal.workflow import Status
+
+from . import drafting_text
+from .bots import exclude_bots
+from .models import DigestDraft, IngestionRun
+from .runs import recorded_run
+
+FIELDS = ("headline", "summary", "body", "action_items", "faq")
+
+
+@dataclass
+class DraftResult:
+    """What a (re)generation did, for the command, the admin and the run record."""
+
+    digest: Digest | None
+    created: bool = False
+    added: list[DigestReference] = field(default_factory=list)
+    refreshed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    skipped: str = ""
+
+    def summary(self) -> str:
+        if self.skipped:
+            return self.skipped
+        verb = "Created" if self.created else "Refreshed"
+        lines = [f"{verb} draft “{self.digest.headline}” with {len(self.added)} new reference(s)."]
+        lines += [f"  new: [{item.number}] {item.reference.display_title}" for item in self.added]
+        if self.kept:
+            lines.append(f"  kept editor changes to: {', '.join(self.kept)}")
+        return "\n".join(lines)
+
+
+def day_activity(topic, day: datetime.date):
+    """The topic's merged pull requests and landed commits of ``day`` (UTC), bots excluded."""
+    start = datetime.datetime.combine(day, datetime.time(), tzinfo=datetime.UTC)
+    landed = Q(kind=Reference.Kind.PULL_REQUEST, state="merged") | Q(kind=Reference.Kind.COMMIT)
+    references = Reference.objects.filter(
+        landed, repository__topic=topic, merged_at__gte=start, merged_at__lt=start + datetime.timedelta(days=1)
+    ).select_related("repository")
+    return exclude_bots(references)
+
+
+def grouped(references) -> list[Reference]:
+    """By repository (busiest first), each pull request followed by the commit that landed it."""
+    per_repo: dict[str, int] = {}
+    for reference in references:
+        per_repo[reference.repository.full_name] = per_repo.get(reference.repository.full_name, 0) + 1
+
+    def key(reference):
+        is_commit = reference.kind == Reference.Kind.COMMIT
+        return (-per_repo[reference.repository.full_name], reference.repository.full_name,
+                reference.number or 10**9, is_commit, reference.merged_at, reference.pk)
+
+    return sorted(references, key=key)
+
+
+def _snapshot(digest: Digest) -> dict:
+    """The generator-owned fields as currently stored, in a JSON-comparable form."""
+    return {
+        "headline": digest.headline,
+        "summary": digest.summary,
+        "body": digest.body,
+        "action_items": [[item.text, item.repository_id, item.priority] for item in digest.action_items.all()],
+        "faq": [[entry.question, entry.answer] for entry in digest.faq_entries.all()],
+    }
+
+
+def _add_references(digest: Digest, references: list[Reference]) -> list[DigestReference]:
+    cited = set(digest.digest_references.values_list("reference_id", flat=True))
+    number = digest.digest_references.aggregate(top=Max("number"))["top"] or 0
+    added = []
+    for reference in references:
+        if reference.pk not in cited:
+            number += 1
+            added.append(DigestReference.objects.create(digest=digest, reference=reference, number=number))
+    return added
+
+
+def _apply(digest: Digest, name: str, value) -> None:
+    if name in ("headline", "summary", "body"):
+        setattr(digest, name, value)
+    elif name == "action_items":
+        digest.action_items.all().delete()
+        ActionItem.objects.bulk_create(
+            ActionItem(digest=digest, position=position, text=text, repository_id=repository_id, priority=priority)
+            for position, (text, repository_id, priority) in enumerate(value, start=1)
+        )
+    else:
+        digest.faq_entries.all().delete()
+        FAQEntry.objects.bulk_create(
+            FAQEntry(digest=digest, position=position, question=question, answer=answer)
+            for position, (question, answer) in enumerate(value, start=1)
+        )
+
+
+def _generate(digest: Digest) -> dict:
+    """Fresh text for the generator-owned fields (but the FAQ), from the digest's citations."""
+    citations = list(digest.digest_references.select_related("reference__repository").order_by("number"))
+    return {
+        "headline": drafting_text.headline(citations),
+        "summary": drafting_text.summary(digest.topic, digest.date, citations),
+        "body": drafting_text.body(citations),
+        "action_items": drafting_text.action_items(citations),
+    }
+
+
+def _update_field(digest: Digest, name: str, current: dict, fresh: dict, record, result: DraftResult):
+    """Rewrite one field if the generator still owns it; returns the value to remember as generated."""
+    owned = result.created or (record is not None and current[name] == record.generated.get(name))
+    if not owned:
+        result.kept.append(name)
+        return record.generated.get(name) if record else None
+    if current[name] != fresh[name]:
+        _apply(digest, name, fresh[name])
+        result.refreshed.append(name)
+    return fresh[name]
+
+
+def _refresh(digest: Digest, record: DigestDraft | None, result: DraftResult) -> None:
+    """Rewrite the fields the editor has not changed since the last generation."""
+    current = _snapshot(digest)
+    fresh = _generate(digest)
+    generated = {}
+    for name in FIELDS:
+        if name == "faq":  # built from the summary and action items as they now stand
+            digest.save()
+            fresh["faq"] = [[question, drafting_text.md_unescape(answer)] for question, answer in digest.default_faq()]
+        generated[name] = _update_field(digest, name, current, fresh, record, result)
+    digest.save()
+    DigestDraft.objects.update_or_create(digest=digest, defaults={"generated": generated, "report": result.summary()})
+
+
+def draft_digest(topic, day: datetime.date) -> DraftResult:
+    """Create or refresh the draft digest of ``topic`` for ``day``; see the module docstring."""
+    with recorded_run(IngestionRun.Source.DRAFT, f"{topic.slug} {day}") as (run, counts):
+        result = _draft(topic, day)
+        if result.skipped:
+            run.status = IngestionRun.Status.IGNORED
+            run.error = result.skipped
+        counts.created = len(result.added)
+    return result
+
+
+def _draft(topic, day: datetime.date) -> DraftResult:
+    references = grouped(day_activity(topic, day))
+    digest = Digest.objects.filter(topic=topic, date=day).first()
+    if digest is not None and digest.status != Status.DRAFT:
+        return DraftResult(digest, skipped=f"The {topic} digest of {day} is {digest.get_status_display()}; "
+                                             "only drafts are regenerated.")
+    if digest is None and not references:
+        return DraftResult(None, skipped=f"Nothing from {topic} was merged on {day}; no digest drafted.")
+    with transaction.atomic(), reversion.create_revision():
+        reversion.set_comment("Drafted by draft_digest.")
+        result = DraftResult(digest, created=digest is None)
+        if digest is None:
+            digest = Digest.objects.create(topic=topic, date=day, headline="(drafting)", summary="",
+                                           status=Status.DRAFT)
+            result.digest = digest
+        record = DigestDraft.objects.filter(digest=digest).first()
+        result.added = _add_references(digest, references)
+        _refresh(digest, record, result)
+    return result
