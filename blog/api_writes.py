@@ -8,6 +8,7 @@ Every write is one revision in the post's history, credited to the token's user.
 from django.db import transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
+from ninja import Status as HttpStatus
 from ninja.errors import HttpError
 import reversion
 
@@ -72,7 +73,7 @@ def _move(post: Post, token: ApiToken, status: str, published_at=None) -> Post:
 def create_post(request: HttpRequest, payload: PostIn):
     """Create a draft post (write:content)."""
     token = require_write(request, "blog.add_post")
-    return 201, save_post(Post(status=Status.DRAFT), payload, token, "Created")
+    return HttpStatus(201, save_post(Post(status=Status.DRAFT), payload, token, "Created"))
 
 
 @router.put("/posts/{slug}", response={200: PostOut, **error_responses(401, 403, 404)}, **WRITE)
@@ -104,4 +105,4 @@ def create_author(request: HttpRequest, payload: NewAuthorIn):
     if Author.objects.filter(slug=payload.slug).exists():
         problems.add("body.slug", f"An author with the slug “{payload.slug}” already exists.")
     problems.raise_if_any()
-    return 201, Author.objects.create(**payload.dict())
+    return HttpStatus(201, Author.objects.create(**payload.dict()))

@@ -12,6 +12,7 @@ from django.db.models import Q
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.utils.text import slugify
+from ninja import Status as HttpStatus
 from ninja.errors import HttpError
 import reversion
 
@@ -144,7 +145,7 @@ def save_digest(digest: Digest, payload: DigestIn, token: ApiToken, verb: str) -
 def create_digest(request: HttpRequest, payload: DigestIn):
     """Create a draft digest (write:content)."""
     token = require_write(request, "digests.add_digest")
-    return 201, save_digest(Digest(status=Status.DRAFT), payload, token, "Created")
+    return HttpStatus(201, save_digest(Digest(status=Status.DRAFT), payload, token, "Created"))
 
 
 def _editable_digest(token: ApiToken, slug: str) -> Digest:
@@ -197,5 +198,5 @@ def create_repository(request: HttpRequest, payload: RepositoryIn):
     repository = Repository.objects.create(
         full_name=payload.full_name, topic=topic, url=payload.url, description=payload.description
     )
-    return 201, Repository.objects.select_related("topic").get(pk=repository.pk)
+    return HttpStatus(201, Repository.objects.select_related("topic").get(pk=repository.pk))
 
