@@ -1,6 +1,7 @@
 """Editorial admin for the blog."""
 from django.contrib import admin
 from django.db.models import Count
+from taggit.models import Tag
 
 from repojournal.workflow_admin import AutocompleteInlineMixin, WorkflowAdmin
 
@@ -73,3 +74,24 @@ class PostAdmin(WorkflowAdmin):
     @admin.display(description="tags")
     def tag_list(self, obj) -> str:
         return ", ".join(tag.name for tag in obj.tags.all())
+
+
+# taggit's own TagAdmin edits its generic TaggedItem rows and offers a "merge tags"
+# action whose view checks no permission and never touches our TaggedPost rows; posts
+# carry their tags through TaggedPost, so the admin shows that instead.
+admin.site.unregister(Tag)
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "post_count"]
+    ordering = ["name"]
+    search_fields = ["name"]
+    prepopulated_fields = {"slug": ["name"]}
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(post_total=Count("blog_taggedpost_items"))
+
+    @admin.display(description="posts", ordering="post_total")
+    def post_count(self, obj) -> int:
+        return obj.post_total

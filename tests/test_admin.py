@@ -386,3 +386,16 @@ def test_autocomplete_results_are_in_name_order(client, editor):
         AuthorFactory(name=name, handle="")
     client.force_login(editor)
     assert autocomplete(client, "blog", "postauthor", "author", "author") == ["Abe Author", "Mia Author", "Zed Author"]
+
+
+def test_tag_admin_counts_posts_and_offers_no_unguarded_merge(client, editor):
+    PostFactory(tags=["dynamo", "inductor"])
+    PostFactory(tags=["dynamo"])
+    client.force_login(editor)
+    response = client.get(url(Tag, "changelist"))
+    counts = {tag.name: tag.post_total for tag in response.context["cl"].result_list}
+    assert counts == {"dynamo": 2, "inductor": 1}
+    actions = {name for name, _ in response.context["action_form"].fields["action"].choices} if response.context.get("action_form") else set()
+    assert "render_tag_form" not in actions
+    assert client.get("/admin/taggit/tag/merge-tags/").status_code in (302, 404)
+    assert Tag.objects.count() == 2
