@@ -31,7 +31,7 @@ superuser: migrate
 	$(BIN)/python manage.py createsuperuser
 
 worker: install
-	$(BIN)/celery -A repojournal worker -B --loglevel=info
+	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-repojournal.settings.dev} $(BIN)/celery -A repojournal worker -B --loglevel=info
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache

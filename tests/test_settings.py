@@ -108,12 +108,6 @@ def test_production_passes_django_system_checks():
     assert "no issues" in result.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Known bug, reported to the lead: importing the repojournal package runs repojournal/celery.py, whose "
-    "os.environ.setdefault(..., 'repojournal.settings.dev') wins over wsgi.py's production default, so a server "
-    "started without DJANGO_SETTINGS_MODULE runs dev settings (DEBUG on, a public secret key).",
-)
 def test_wsgi_defaults_to_production_settings():
     code = "import os, repojournal.wsgi; print(os.environ['DJANGO_SETTINGS_MODULE'])"
     environment = {key: value for key, value in os.environ.items() if key not in VARIABLES + ("DJANGO_SETTINGS_MODULE",)}
