@@ -23,7 +23,7 @@ class PostsFeed(ReaderFeed):
         return Post.objects.published()
 
     def items(self, obj=None):
-        return self.posts(obj).with_listing_data()[: self.limit]
+        return self.posts(obj).with_reader_data()[: self.limit]
 
     def item_title(self, item: Post) -> str:
         return item.title
@@ -39,7 +39,7 @@ class PostsFeed(ReaderFeed):
         return [(author.name, author.get_absolute_url()) for author in item.ordered_authors()]
 
     def item_categories(self, item: Post) -> list[str]:
-        return [tag.name for tag in item.tags.all()]
+        return [tag.name for tag in item.ordered_tags()]
 
 
 class TagFeed(PostsFeed):

@@ -85,6 +85,13 @@ class PostQuerySet(PublishableQuerySet):
             post_count=models.Count("blog_taggedpost_items", distinct=True)
         )
 
+    def with_reader_data(self):
+        """What reader pages and feeds show: byline order and tags in the order they were given."""
+        return self.prefetch_related(
+            models.Prefetch("post_authors", queryset=PostAuthor.objects.select_related("author")),
+            models.Prefetch("tagged_items", queryset=TaggedPost.objects.select_related("tag").order_by("id")),
+        )
+
     def tagged(self, slug: str):
         return self.filter(pk__in=TaggedPost.objects.filter(tag__slug=slug).values("content_object_id"))
 
@@ -94,7 +101,7 @@ class PostQuerySet(PublishableQuerySet):
 
     def related_to(self, post: "Post"):
         """Other posts ranked by how many tags they share with `post`, then newest first."""
-        tag_ids = [tag.pk for tag in post.tags.all()]
+        tag_ids = [tag.pk for tag in post.ordered_tags()]
         return (
             self.exclude(pk=post.pk)
             .filter(tagged_items__tag_id__in=tag_ids)
@@ -170,6 +177,10 @@ class Post(PublishableModel):
     def reading_time(self) -> int:
         """Minutes to read the body, at least one."""
         return max(1, round(self.word_count / WORDS_PER_MINUTE))
+
+    def ordered_tags(self) -> list:
+        """Tags in the order the editor gave them (uses the reader prefetch when present)."""
+        return [item.tag for item in self.tagged_items.all()]
 
     def ordered_authors(self) -> list[Author]:
         """Authors in byline order (uses the listing prefetch when present)."""

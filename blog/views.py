@@ -14,7 +14,7 @@ RELATED_POSTS = 3
 
 
 def render_post(request, post: Post, *, preview: bool = False):
-    related = Post.objects.published().with_listing_data().related_to(post)[:RELATED_POSTS]
+    related = Post.objects.published().with_reader_data().related_to(post)[:RELATED_POSTS]
     return render(
         request,
         "blog/post_detail.html",
@@ -29,13 +29,13 @@ def render_post(request, post: Post, *, preview: bool = False):
 
 
 def post_detail(request, slug: str):
-    return render_post(request, get_object_or_404(Post.objects.published().with_listing_data(), slug=slug))
+    return render_post(request, get_object_or_404(Post.objects.published().with_reader_data(), slug=slug))
 
 
 @staff_member_required
 def post_preview(request, pk: int):
     """Staff see any post, whatever its status, exactly as readers will."""
-    return render_post(request, get_object_or_404(Post.objects.with_listing_data(), pk=pk), preview=True)
+    return render_post(request, get_object_or_404(Post.objects.with_reader_data(), pk=pk), preview=True)
 
 
 def post_index(request):
@@ -44,7 +44,7 @@ def post_index(request):
         request,
         "blog/post_index.html",
         {
-            "page": paginate(request, Post.objects.published().with_listing_data()),
+            "page": paginate(request, Post.objects.published().with_reader_data()),
             "feeds": feed_links("RepoJournal posts", "blog:feed"),
         },
     )
@@ -57,7 +57,7 @@ def tag_index(request):
 
 def tag_detail(request, slug: str):
     tag = get_object_or_404(Tag, slug=slug)
-    posts = Post.objects.published().with_listing_data().tagged(slug)
+    posts = Post.objects.published().with_reader_data().tagged(slug)
     page = paginate(request, posts)
     if not page.object_list:
         raise Http404("No published post has this tag.")
@@ -81,7 +81,7 @@ def author_detail(request, slug: str):
         "blog/author_detail.html",
         {
             "author": author,
-            "page": paginate(request, Post.objects.published().with_listing_data().by_author(author)),
+            "page": paginate(request, Post.objects.published().with_reader_data().by_author(author)),
             "feeds": feed_links(f"Posts by {author.name}", "blog:author_feed", author.slug),
             "breadcrumbs": [("Home", reverse("home")), ("Posts", reverse("blog:index")), (author.name, author.get_absolute_url())],
         },

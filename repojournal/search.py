@@ -66,14 +66,21 @@ class Results:
         return len(self.posts) + len(self.digests) + len(self.references)
 
 
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def clean_query(raw: str | None) -> str:
-    return " ".join((raw or "").split())[:MAX_QUERY_LENGTH]
+    """Whitespace collapsed, control characters (NUL breaks PostgreSQL, sentinels) dropped, length capped."""
+    return " ".join(CONTROL_CHARACTERS.sub(" ", raw or "").split())[:MAX_QUERY_LENGTH]
+
+
+MARKED = re.compile(f"{START}([^{START}{STOP}]*){STOP}")
 
 
 def mark_sentinels(text: str) -> SafeString:
-    """Escape `text`, then turn the START/STOP sentinels into ``<mark>`` elements."""
-    escaped = escape(text or "")
-    return mark_safe(escaped.replace(START, "<mark>").replace(STOP, "</mark>"))
+    """Escape `text`, then turn each START…STOP pair into a ``<mark>``; stray sentinels are dropped."""
+    marked = MARKED.sub(lambda match: f"<mark>{match.group(1)}</mark>", escape(text or ""))
+    return mark_safe(marked.replace(START, "").replace(STOP, ""))
 
 
 def search(raw_query: str | None) -> Results:
@@ -91,7 +98,7 @@ def _ranked(queryset, fields: dict, query: SearchQuery, headline_source):
         queryset.annotate(document=weighted_vector(**fields))
         .filter(document=query)
         .annotate(
-            rank=SearchRank(weighted_vector(**fields), query),
+            rank=SearchRank(models.F("document"), query),
             snippet=SearchHeadline(
                 headline_source, query, config=CONFIG, start_sel=START, stop_sel=STOP,
                 max_words=SNIPPET_WORDS, min_words=12, short_word=2, max_fragments=2, fragment_delimiter=" … ",
@@ -101,16 +108,24 @@ def _ranked(queryset, fields: dict, query: SearchQuery, headline_source):
     )
 
 
+def _joined(*names: str) -> Concat:
+    """The fields' text joined by spaces: what a snippet is cut from."""
+    parts = []
+    for name in names:
+        parts += [name, models.Value(" ")]
+    return Concat(*parts[:-1], output_field=models.TextField())
+
+
 def _search_postgres(query: str) -> Results:
     tsquery = SearchQuery(query, search_type="websearch", config=CONFIG)
-    posts = _ranked(Post.objects.published(), POST_FIELDS, tsquery, Concat("excerpt", models.Value(" "), "body"))
+    posts = _ranked(Post.objects.published(), POST_FIELDS, tsquery, _joined("excerpt", "body"))
     digests = _ranked(
         Digest.objects.published().select_related("topic"), DIGEST_FIELDS, tsquery,
-        Concat("summary", models.Value(" "), "body"),
+        _joined("summary", "body"),
     )
     references = _ranked(
         Reference.objects.published().select_related("repository"), REFERENCE_FIELDS, tsquery,
-        Concat("title", models.Value(" "), "body"),
+        _joined("title", "body"),
     )
     return _results(query, posts, digests, references, lambda item: mark_sentinels(item.snippet))
 

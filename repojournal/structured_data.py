@@ -73,7 +73,7 @@ def blog_posting(post) -> dict:
         "datePublished": _date(post.published_at),
         "dateModified": _date(post.updated_at),
         "wordCount": post.word_count,
-        "keywords": [tag.name for tag in post.tags.all()],
+        "keywords": [tag.name for tag in post.ordered_tags()],
         "author": [
             {"@type": "Person", "name": author.name, "url": absolute(author.get_absolute_url())}
             for author in post.ordered_authors()
