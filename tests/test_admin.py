@@ -148,6 +148,22 @@ def test_change_page_query_count_does_not_grow_with_inline_rows(client, editor, 
     assert count_queries(client, change) == few
 
 
+def test_inline_autocompletes_show_the_selected_choice(client, editor):
+    """The preloaded autocomplete renders exactly what Django's own widget would."""
+    digest = DigestFactory(status=Status.DRAFT, published_at=None)
+    cited = DigestReferenceFactory(digest=digest, number=1, reference=ReferenceFactory(title="Fix <the> thing"))
+    item = ActionItemFactory(digest=digest, repository=RepositoryFactory(full_name="pytorch/ignite"))
+    ActionItemFactory(digest=digest, repository=None, text="No repository")
+    client.force_login(editor)
+    page = client.get(url(Digest, "change", digest.pk)).content.decode()
+    assert f'<option value="{cited.reference_id}" selected>Fix &lt;the&gt; thing</option>' in page
+    assert f'<option value="{item.repository_id}" selected>pytorch/ignite</option>' in page
+    post = PostFactory(status=Status.DRAFT, published_at=None, authors=[AuthorFactory(name="Ada", handle="ada")], tags=["dynamo"])
+    page = client.get(url(Post, "change", post.pk)).content.decode()
+    assert f'<option value="{post.authors.get().pk}" selected>Ada (@ada)</option>' in page
+    assert f'<option value="{Tag.objects.get(name="dynamo").pk}" selected>dynamo</option>' in page
+
+
 # --- filters, search, date hierarchy ----------------------------------------------------------
 
 

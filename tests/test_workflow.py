@@ -252,8 +252,8 @@ def test_publisher_schedules_through_change_form(kind, client, publisher, admin_
     data = admin_form_data(
         client.get(change_url(kind, obj)),
         status=Status.PUBLISHED,
-        published_at_0=when.strftime("%Y-%m-%d"),
-        published_at_1=when.strftime("%H:%M:%S"),
+        published_at_0=timezone.localtime(when).strftime("%Y-%m-%d"),
+        published_at_1=timezone.localtime(when).strftime("%H:%M:%S"),
     )
     response = client.post(change_url(kind, obj), data)
     assert response.status_code == 302
@@ -261,7 +261,7 @@ def test_publisher_schedules_through_change_form(kind, client, publisher, admin_
     assert (fresh.status, fresh.published_at) == (Status.PUBLISHED, when)
     assert client.get(fresh.get_absolute_url()).status_code == 404
     listing = client.get(changelist_url(kind))
-    assert f"Scheduled for {when:%Y-%m-%d %H:%M}" in listing.content.decode()
+    assert f"Scheduled for {timezone.localtime(when):%Y-%m-%d %H:%M}" in listing.content.decode()
 
 
 def test_publisher_archives_through_change_form(kind, client, publisher, admin_form_data):
@@ -475,3 +475,19 @@ def test_view_on_site_points_to_preview_until_public(kind, client, editor, statu
     assert response.context["absolute_url"] == expected
     assert f'href="{expected}"' in response.content.decode()
     assert client.get(expected).status_code == 200
+
+
+# --- the groups the migration creates ---------------------------------------------------------
+
+
+def test_migration_creates_editors_and_publishers():
+    from django.contrib.auth.models import Group
+
+    def codenames(name: str) -> set[str]:
+        return set(Group.objects.get(name=name).permissions.values_list("codename", flat=True))
+
+    editors, publishers = codenames("Editors"), codenames("Publishers")
+    assert {"add_digest", "change_digest", "add_post", "change_post", "add_topic", "add_tag"} <= editors
+    assert not {"publish_digest", "publish_post", "delete_digest", "delete_post"} & editors
+    assert editors < publishers
+    assert {"publish_digest", "publish_post", "delete_digest", "delete_post"} <= publishers
