@@ -92,3 +92,51 @@ def site(db):
         )
     FAQEntryFactory(digest=content.digests[0], question="What changed in PyTorch?", answer="Edited answer.")
     return content
+
+
+# --- Tools the browser and validator tests need -----------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def ensure_debian_package(command: str, package: str) -> str:
+    """The path of `command`, installing Debian's `package` first when it is missing and we are root.
+
+    CI machines are fresh: the suite installs what it needs rather than
+    skipping. Without root the test fails, naming the package to install.
+    """
+    import os
+    import shutil
+    import subprocess
+
+    found = shutil.which(command)
+    if found:
+        return found
+    if os.geteuid() != 0:
+        pytest.fail(f"{command} is missing: install the Debian package {package}")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True, env=env, capture_output=True)
+    return shutil.which(command) or pytest.fail(f"installing {package} did not provide {command}")
+
+
+@pytest.fixture(scope="session")
+def chromium_path():
+    return ensure_debian_package(CHROMIUM, "chromium")
+
+
+@pytest.fixture(scope="session")
+def java_path():
+    return ensure_debian_package("java", "default-jre-headless")
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir():
+    """Screenshots and other test artifacts: test-artifacts/ at the project root (gitignored)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "test-artifacts"
+    path.mkdir(exist_ok=True)
+    return path
