@@ -16,8 +16,13 @@ from .models import FeedSource, TrackedRepository
 
 logger = logging.getLogger(__name__)
 
-TASK_OPTIONS = {"acks_late": True, "max_retries": 5, "retry_backoff": 30, "retry_backoff_max": 600}
+TASK_OPTIONS = {"acks_late": True, "max_retries": 5}
 POLL_LOCK_SECONDS = 3600
+
+
+def backoff(task) -> int:
+    """Seconds before the next retry: 30, 60, 120 … capped at ten minutes."""
+    return min(30 * 2**task.request.retries, 600)
 
 
 @shared_task(bind=True, **TASK_OPTIONS)
@@ -25,7 +30,7 @@ def process_delivery_task(self, delivery_id: int, force: bool = False) -> str:
     try:
         delivery = webhooks.process_delivery(delivery_id, force=force)
     except Exception as exc:
-        raise self.retry(exc=exc)
+        raise self.retry(exc=exc, countdown=backoff(self))
     return delivery.state if delivery else "skipped"
 
 
@@ -60,7 +65,7 @@ def poll_repository(self, tracked_id: int, since: str | None = None) -> str:
     except TrackedRepository.DoesNotExist:
         return "gone"
     except polling.GitHubError as exc:
-        raise self.retry(exc=exc)
+        raise self.retry(exc=exc, countdown=backoff(self))
     finally:
         cache.delete(lock)
     return str(counts)
@@ -79,7 +84,7 @@ def fetch_feed(self, source_id: int) -> str:
     try:
         return str(feeds.fetch_source(FeedSource.objects.get(pk=source_id)))
     except feeds.FeedError as exc:
-        raise self.retry(exc=exc)
+        raise self.retry(exc=exc, countdown=backoff(self))
 
 
 @shared_task(**TASK_OPTIONS)

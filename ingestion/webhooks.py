@@ -8,7 +8,6 @@ periodic sweep and a retried task can never double an import.
 import hashlib
 import hmac
 import logging
-from functools import partial
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -24,6 +23,9 @@ STORED_HEADERS = ("X-GitHub-Event", "X-GitHub-Delivery", "X-GitHub-Hook-ID", "X-
 PULL_REQUEST_ACTIONS = {"opened", "edited", "labeled", "unlabeled", "reopened", "synchronize", "closed"}
 ISSUE_ACTIONS = {"opened", "closed"}
 ZERO_SHA = "0" * 40
+# Give up on an unreachable broker within about a second: GitHub waits only 10 s for our answer.
+FAIL_FAST = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2,
+             "connect_retries_timeout": 1}
 
 
 def signature_matches(secret: str, body: bytes, header: str) -> bool:
@@ -50,17 +52,25 @@ def store_delivery(guid: str, event: str, payload: dict, headers, body: bytes) -
     try:
         with transaction.atomic():
             delivery = WebhookDelivery.objects.create(guid=guid, **fields)
-            transaction.on_commit(partial(enqueue, delivery.pk), robust=True)
+            transaction.on_commit(lambda: enqueue(delivery.pk), robust=True)
     except IntegrityError:  # the same GUID arrived twice at once
         return WebhookDelivery.objects.get(guid=guid), False
     return delivery, True
 
 
 def enqueue(delivery_id: int) -> None:
-    """Send the processing task; if the broker is down the delivery stays pending for the sweep."""
+    """Send the processing task; if the broker is down the delivery stays pending for the sweep.
+
+    The delivery is already committed, so GitHub still gets its 2xx: failing
+    here would only make GitHub report an error for data we hold.
+    """
     from .tasks import process_delivery_task
 
-    process_delivery_task.apply_async((delivery_id,), retry=False)
+    try:
+        with process_delivery_task.app.connection_for_write(transport_options=FAIL_FAST) as connection:
+            process_delivery_task.apply_async((delivery_id,), connection=connection, retry=False)
+    except Exception:  # kombu's OperationalError, socket errors: whatever the broker throws
+        logger.warning("Could not queue delivery %s; the sweep will process it.", delivery_id, exc_info=True)
 
 
 def pending_for_sweep(older_than_seconds: int):

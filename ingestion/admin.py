@@ -1,0 +1,148 @@
+"""Ingestion in the admin: deliveries (reprocess), runs, tracked repositories, feeds, drafts.
+
+Actions queue Celery tasks after the admin's transaction commits; without
+Redis (the local demo) Celery runs them inline.
+"""
+import logging
+
+from django.contrib import admin, messages
+from django.db import transaction
+from django.utils.text import Truncator
+
+from .models import DigestDraft, FeedEntry, FeedSource, IngestionRun, TrackedRepository, WebhookDelivery
+from .tasks import draft_digest_task, fetch_feed, poll_repository, process_delivery_task
+
+
+logger = logging.getLogger(__name__)
+
+
+def _send_after_commit(task, *args, **kwargs) -> None:
+    """Queue ``task`` once the admin's transaction commits; a broker outage is logged, not a 500."""
+
+    def send():
+        try:
+            task.delay(*args, **kwargs)
+        except Exception:
+            logger.exception("Could not queue %s%r", task.name, args)
+
+    transaction.on_commit(send)
+
+
+def _queue(modeladmin, request, queryset, task, label: str, **kwargs) -> None:
+    ids = list(queryset.values_list("pk", flat=True))
+    for pk in ids:
+        _send_after_commit(task, pk, **kwargs)
+    modeladmin.message_user(request, f"Queued {label} for {len(ids)} item(s).", messages.SUCCESS)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records written by ingestion itself: viewable and filterable, never hand-edited."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_rerun_permission(self, request) -> bool:
+        """Reprocessing and regenerating need the model's change permission, though the form is read-only."""
+        opts = self.opts
+        return request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}")
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ["guid", "event", "action", "repository_full_name", "state", "attempts", "received_at"]
+    list_filter = ["state", "event", "received_at"]
+    search_fields = ["guid", "repository_full_name", "detail"]
+    date_hierarchy = "received_at"
+    fields = ["guid", "event", "action", "repository_full_name", "state", "attempts", "received_at",
+              "processed_at", "detail", "headers", "body_text"]
+    readonly_fields = fields
+    actions = ["reprocess"]
+
+    @admin.display(description="body")
+    def body_text(self, obj) -> str:
+        """The raw JSON as text; the admin escapes it, so it is shown, never interpreted."""
+        return Truncator(bytes(obj.body).decode("utf-8", "replace")).chars(20_000)
+
+    @admin.action(description="Reprocess selected deliveries", permissions=["rerun"])
+    def reprocess(self, request, queryset):
+        _queue(self, request, queryset, process_delivery_task, "reprocessing", force=True)
+
+
+@admin.register(IngestionRun)
+class IngestionRunAdmin(ReadOnlyAdmin):
+    list_display = ["started_at", "source", "subject", "status", "created", "updated", "unchanged", "short_error"]
+    list_filter = ["source", "status", "started_at"]
+    search_fields = ["subject", "error"]
+    date_hierarchy = "started_at"
+    readonly_fields = ["source", "subject", "delivery", "started_at", "finished_at", "status", "created",
+                       "updated", "unchanged", "error"]
+    fields = readonly_fields
+
+    @admin.display(description="error")
+    def short_error(self, obj) -> str:
+        return Truncator(obj.error).chars(80)
+
+
+@admin.register(TrackedRepository)
+class TrackedRepositoryAdmin(admin.ModelAdmin):
+    list_display = ["repository", "enabled", "poll_interval", "last_synced_at", "last_polled_at", "default_branch"]
+    list_editable = ["enabled"]
+    list_filter = ["enabled"]
+    list_select_related = ["repository"]
+    search_fields = ["repository__full_name"]
+    autocomplete_fields = ["repository"]
+    readonly_fields = ["last_synced_at", "last_polled_at", "default_branch", "etags"]
+    actions = ["poll_now"]
+
+    @admin.action(description="Poll selected repositories now")
+    def poll_now(self, request, queryset):
+        _queue(self, request, queryset, poll_repository, "a poll")
+
+
+class FeedEntryInline(admin.TabularInline):
+    model = FeedEntry
+    fields = ["entry_id", "post", "fetched_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(FeedSource)
+class FeedSourceAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "url", "publish_entries", "enabled", "last_fetched_at"]
+    list_filter = ["enabled", "publish_entries"]
+    search_fields = ["url", "title"]
+    filter_horizontal = ["default_authors"]
+    readonly_fields = ["etag", "modified", "last_fetched_at"]
+    actions = ["fetch_now"]
+
+    @admin.action(description="Fetch selected feeds now")
+    def fetch_now(self, request, queryset):
+        _queue(self, request, queryset, fetch_feed, "a fetch")
+
+
+@admin.register(DigestDraft)
+class DigestDraftAdmin(ReadOnlyAdmin):
+    list_display = ["digest", "generated_at", "short_report"]
+    list_select_related = ["digest"]
+    readonly_fields = ["digest", "generated_at", "report", "generated"]
+    fields = readonly_fields
+    actions = ["regenerate"]
+
+    @admin.display(description="last report")
+    def short_report(self, obj) -> str:
+        return Truncator(obj.report).chars(100)
+
+    @admin.action(description="Regenerate selected drafts", permissions=["rerun"])
+    def regenerate(self, request, queryset):
+        count = 0
+        for draft in queryset.select_related("digest"):
+            _send_after_commit(draft_digest_task, draft.digest.topic_id, draft.digest.date.isoformat())
+            count += 1
+        self.message_user(request, f"Queued regeneration of {count} draft(s).", messages.SUCCESS)

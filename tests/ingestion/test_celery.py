@@ -1,0 +1,134 @@
+"""Deliveries through a real Celery worker and the real Redis broker, including a broker outage."""
+import os
+import socket
+import time
+from contextlib import contextmanager
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+
+from digests.models import Reference
+from ingestion.models import IngestionRun, WebhookDelivery
+from ingestion.tasks import process_delivery_task, sweep_deliveries
+from repojournal.celery import app
+
+from .conftest import fixture_payload
+
+pytestmark = [
+    pytest.mark.skipif(
+        not os.environ.get("REDIS_URL"),
+        reason="needs a real Redis broker and worker: set REDIS_URL (the PostgreSQL+Redis CI run does)",
+    ),
+    # serialized_rollback: the flush after each test must not lose data migrations (editorial groups)
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+WAIT_SECONDS = 20
+
+
+def merged_pull_request() -> dict:
+    payload = fixture_payload("pull_request.closed")
+    payload["pull_request"].update(merged=True, merged_at="2019-05-15T15:21:18Z")
+    return payload
+
+
+def wait_for(condition, timeout: float = WAIT_SECONDS):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"condition not met within {timeout} s")
+
+
+def queue_length() -> int:
+    with app.connection_for_write() as connection:
+        return connection.default_channel.client.llen("celery")
+
+
+def wait_until_idle():
+    """Until the queue is empty and the worker has finished what it took."""
+    wait_for(lambda: queue_length() == 0)
+    time.sleep(1.0)
+
+
+def _reset_producer_pool():
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@contextmanager
+def broker_unreachable():
+    """Point the producer at a port where nothing listens: every publish is refused, as in an outage."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    original = app.conf.broker_url
+    app.conf.broker_url = f"redis://127.0.0.1:{port}/0"
+    _reset_producer_pool()
+    try:
+        yield
+    finally:
+        app.conf.broker_url = original
+        _reset_producer_pool()
+
+
+@pytest.fixture
+def worker():
+    assert not app.conf.task_always_eager, "a real worker test must not run tasks inline"
+    app.control.purge()
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as embedded:
+        yield embedded
+    app.control.purge()
+
+
+def test_delivery_goes_from_the_endpoint_through_the_broker_to_a_reference(worker, tracked, post_webhook):
+    started = time.monotonic()
+    response = post_webhook("pull_request", merged_pull_request(), guid="through-the-broker")
+    assert response.status_code == 202
+    wait_for(lambda: Reference.objects.filter(kind="pull_request", key="2", state="merged").exists())
+    elapsed = time.monotonic() - started
+    delivery = WebhookDelivery.objects.get(guid="through-the-broker")
+    assert delivery.state == "processed"
+    assert elapsed < WAIT_SECONDS
+    print(f"\nwebhook -> broker -> worker -> reference in {elapsed:.2f} s")
+
+
+def test_delivery_accepted_while_the_broker_is_down_is_swept_later(tracked, post_webhook, settings):
+    with broker_unreachable():
+        started = time.monotonic()
+        response = post_webhook("pull_request", merged_pull_request(), guid="during-outage")
+        answered_in = time.monotonic() - started
+    assert response.status_code == 202
+    assert answered_in < 5, f"the endpoint took {answered_in:.1f} s with the broker down"
+    delivery = WebhookDelivery.objects.get(guid="during-outage")
+    assert delivery.state == "pending"
+    assert not Reference.objects.exists()
+
+    settings.INGESTION_SWEEP_AFTER = 0
+    app.control.purge()
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
+        sweep_deliveries.delay()  # as beat would, once the broker is back
+        wait_for(lambda: WebhookDelivery.objects.get(guid="during-outage").state == "processed")
+        # GitHub redelivers, the sweep runs again and a stray duplicate task arrives: nothing doubles
+        assert post_webhook("pull_request", merged_pull_request(), guid="during-outage").status_code == 200
+        sweep_deliveries.delay()
+        process_delivery_task.delay(delivery.pk)
+        wait_until_idle()
+    assert Reference.objects.filter(kind="pull_request", key="2").count() == 1
+    assert Reference.objects.get().state == "merged"
+    assert WebhookDelivery.objects.count() == 1
+    assert IngestionRun.objects.filter(delivery=delivery).count() == 1
+    print(f"\nendpoint answered in {answered_in * 1000:.0f} ms with the broker down")
+
+
+def test_concurrent_duplicates_process_a_delivery_once(worker, tracked, post_webhook):
+    with broker_unreachable():
+        post_webhook("push", fixture_payload("push.with-new-branch"), guid="twice")
+    delivery = WebhookDelivery.objects.get(guid="twice")
+    for _ in range(3):
+        process_delivery_task.delay(delivery.pk)
+    wait_for(lambda: WebhookDelivery.objects.get(guid="twice").state == "processed")
+    wait_until_idle()
+    assert Reference.objects.filter(kind="commit").count() == 1
+    assert IngestionRun.objects.filter(delivery=delivery).count() == 1
