@@ -96,7 +96,7 @@ class PublishableModel(models.Model):
 
     def can_transition(self, user, new_status: str) -> bool:
         if new_status == self.status:
-            return True
+            return self.can_edit(user)  # re-saving a public item is still changing it
         return self.can_publish(user) or (self.status, new_status) in EDITOR_TRANSITIONS
 
     def check_transition(self, user, new_status: str) -> None:

@@ -87,6 +87,17 @@ def test_editor_submits_for_review_and_takes_back(kind, editor, start, target):
     assert reload(obj).published_at is None
 
 
+@pytest.mark.parametrize("status", [Status.PUBLISHED, Status.ARCHIVED])
+def test_editor_cannot_resave_public_items_through_transition(kind, editor, status):
+    """A "transition" to the same status is a save; on a public item that is an edit editors may not make."""
+    obj = make(kind, status)
+    original = str(obj)
+    setattr(obj, "headline" if kind == "digest" else "title", "Rewritten by an editor")
+    with pytest.raises(WorkflowError):
+        obj.transition(editor, status)
+    assert str(reload(obj)) == original
+
+
 def test_editor_cannot_schedule_through_transition(kind, editor):
     """Choosing when something goes live is a publishing decision, even while it is still in review."""
     obj = make(kind, Status.DRAFT)
