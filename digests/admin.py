@@ -71,20 +71,30 @@ class CitationCheckFormSet(LoadedAutocompleteFormSet):
     """
 
     def clean(self):
+        numbers = self.kept_numbers()
+        duplicates = sorted({n for n in numbers if numbers.count(n) > 1})
+        if duplicates:  # before Django's own unique check, whose message names no number
+            listed = ", ".join(f"[{n}]" for n in duplicates)
+            raise forms.ValidationError(
+                f"Citation number{'s' if len(duplicates) > 1 else ''} {listed} "
+                f"{'are' if len(duplicates) > 1 else 'is'} used by more than one reference."
+            )
         super().clean()
         if any(self.errors):
             return
-        numbers = [
-            form.cleaned_data["number"]
-            for form in self.forms
-            if form.cleaned_data and not form.cleaned_data.get("DELETE") and form.cleaned_data.get("number")
-        ]
-        duplicates = sorted({n for n in numbers if numbers.count(n) > 1})
-        if duplicates:
-            raise forms.ValidationError(f"Citation number [{duplicates[0]}] is used by more than one reference.")
         report = check_citations([self.instance.summary, self.instance.body], numbers)
         if not report.ok:
             raise forms.ValidationError(report.error_message())
+
+    def kept_numbers(self) -> list[int]:
+        """The citation numbers of the rows that will exist after this save."""
+        return [
+            form.cleaned_data["number"]
+            for form in self.forms
+            if getattr(form, "cleaned_data", None)
+            and not form.cleaned_data.get("DELETE")
+            and form.cleaned_data.get("number") is not None
+        ]
 
 
 class DigestReferenceInline(AutocompleteInlineMixin, admin.TabularInline):

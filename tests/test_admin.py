@@ -188,6 +188,12 @@ def test_digest_filters_search_and_date_hierarchy(client, editor):
     assert result_pks(client, f"{base}?status__exact=draft") == {may.pk}
     assert result_pks(client, f"{base}?topic__id__exact={pytorch.pk}") == {june.pk, may.pk}
     assert result_pks(client, f"{base}?references__repository__id__exact={executorch.pk}") == {june.pk}
+    # Two citations from the same repository: still one row, and the count column counts all citations.
+    DigestReferenceFactory(digest=june, reference=ReferenceFactory(repository=executorch), number=2)
+    DigestReferenceFactory(digest=june, number=3)
+    filtered = client.get(f"{base}?references__repository__id__exact={executorch.pk}").context["cl"]
+    assert filtered.result_count == 1
+    assert [(digest.pk, digest.reference_total) for digest in filtered.result_list] == [(june.pk, 3)]
     assert result_pks(client, f"{base}?date__year=2026&date__month=6") == {june.pk, other.pk}
     assert result_pks(client, f"{base}?date__year=2026&date__month=6&date__day=29") == {june.pk}
     assert result_pks(client, f"{base}?q=flashdecoding") == {june.pk}
