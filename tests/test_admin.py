@@ -421,3 +421,16 @@ def test_tag_admin_counts_posts_and_offers_no_unguarded_merge(client, editor):
     assert "render_tag_form" not in actions
     assert client.get("/admin/taggit/tag/merge-tags/").status_code in (302, 404)
     assert Tag.objects.count() == 2
+
+
+@pytest.mark.parametrize("app_label", [None, "digests", "blog", "taggit"])
+def test_admin_index_pages_load_for_editors(client, editor, app_label):
+    client.force_login(editor)
+    address = reverse("admin:app_list", args=[app_label]) if app_label else reverse("admin:index")
+    response = client.get(address)
+    assert response.status_code == 200
+    listed = {model["object_name"] for app in response.context["app_list"] for model in app["models"]}
+    expected = {"digests": {"Topic", "Repository", "Reference", "Digest"}, "blog": {"Post", "Author"}, "taggit": {"Tag"}}
+    for label, names in expected.items():
+        if app_label in (None, label):
+            assert names <= listed
