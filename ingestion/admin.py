@@ -5,9 +5,18 @@ Redis (the local demo) Celery runs them inline.
 """
 import logging
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.widgets import AdminDateWidget
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 from django.utils.text import Truncator
+
+from digests.models import Topic
+
+from .drafting import draft_digest
 
 from .models import DigestDraft, FeedEntry, FeedSource, IngestionRun, TrackedRepository, WebhookDelivery
 from .tasks import draft_digest_task, fetch_feed, poll_repository, process_delivery_task
@@ -127,13 +136,50 @@ class FeedSourceAdmin(admin.ModelAdmin):
         _queue(self, request, queryset, fetch_feed, "a fetch")
 
 
+class DraftDigestForm(forms.Form):
+    topic = forms.ModelChoiceField(Topic.objects.all())
+    date = forms.DateField(widget=AdminDateWidget, help_text="The day of activity (UTC).")
+
+
+def regenerate_digests(modeladmin, request, queryset):
+    """Admin action for digests: refresh each selected draft from its day's activity.
+
+    Meant for ``DigestAdmin.actions``; runs inline so the editor sees the report at once.
+    """
+    for digest in queryset.select_related("topic"):
+        result = draft_digest(digest.topic, digest.date)
+        modeladmin.message_user(request, result.summary(), messages.WARNING if result.skipped else messages.SUCCESS)
+
+
+regenerate_digests.short_description = "Regenerate selected drafts from GitHub activity"
+regenerate_digests.allowed_permissions = ("change",)
+
+
 @admin.register(DigestDraft)
 class DigestDraftAdmin(ReadOnlyAdmin):
+    """Drafts made by draft_digest; "Add" drafts a new digest for a topic and day."""
+
     list_display = ["digest", "generated_at", "short_report"]
     list_select_related = ["digest"]
     readonly_fields = ["digest", "generated_at", "report", "generated"]
     fields = readonly_fields
     actions = ["regenerate"]
+
+    def has_add_permission(self, request):
+        return request.user.has_perm("digests.add_digest")
+
+    def add_view(self, request, form_url="", extra_context=None):
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = DraftDigestForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            result = draft_digest(form.cleaned_data["topic"], form.cleaned_data["date"])
+            self.message_user(request, result.summary(), messages.WARNING if result.skipped else messages.SUCCESS)
+            if result.digest is not None and not result.skipped:
+                return redirect("admin:digests_digest_change", result.digest.pk)
+        context = {**self.admin_site.each_context(request), "title": "Draft a digest", "form": form,
+                   "opts": self.opts, "media": self.media + form.media}
+        return TemplateResponse(request, "admin/ingestion/digestdraft/draft_form.html", context)
 
     @admin.display(description="last report")
     def short_report(self, obj) -> str:

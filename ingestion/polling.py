@@ -7,9 +7,12 @@ answers 304 to our stored ETag has nothing new and costs no rate limit.
 """
 import datetime
 import hashlib
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -20,6 +23,7 @@ from .runs import recorded_run
 
 FIRST_SYNC_WINDOW = datetime.timedelta(days=7)
 PER_PAGE = 100
+TOKEN_LOCK_SECONDS = 3600  # a poll longer than this loses its lock (it must have died)
 
 Progress = Callable[[str], None]
 
@@ -27,6 +31,25 @@ Progress = Callable[[str], None]
 def token_fingerprint(token: str) -> str:
     """A short, non-secret name for a token, to key the one-poll-per-token lock."""
     return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+class TokenBusy(Exception):
+    """Another poll is using the token; GitHub asks integrators not to make concurrent requests."""
+
+
+@contextmanager
+def token_lock(token: str, *, wait: float = 0, poll_every: float = 1.0):
+    """Hold the token's lock (in the shared cache) for a whole poll; raise TokenBusy after ``wait`` seconds."""
+    key = f"ingestion:github-token:{token_fingerprint(token)}"
+    deadline = time.monotonic() + wait
+    while not cache.add(key, "polling", TOKEN_LOCK_SECONDS):
+        if time.monotonic() >= deadline:
+            raise TokenBusy("another poll is using this GitHub token")
+        time.sleep(poll_every)
+    try:
+        yield
+    finally:
+        cache.delete(key)
 
 
 def default_client() -> GitHubClient:

@@ -9,7 +9,7 @@ import logging
 
 from celery import shared_task
 from django.conf import settings
-from django.core.cache import cache
+from django.utils import timezone
 
 from . import drafting, feeds, polling, webhooks
 from .models import FeedSource, TrackedRepository
@@ -17,7 +17,6 @@ from .models import FeedSource, TrackedRepository
 logger = logging.getLogger(__name__)
 
 TASK_OPTIONS = {"acks_late": True, "max_retries": 5}
-POLL_LOCK_SECONDS = 3600
 
 
 def backoff(task) -> int:
@@ -45,8 +44,14 @@ def sweep_deliveries() -> int:
 
 @shared_task(**TASK_OPTIONS)
 def dispatch_due_polls() -> int:
-    """Queue a poll for every enabled repository whose interval has passed."""
-    ids = list(TrackedRepository.objects.due().values_list("pk", flat=True))
+    """Queue a poll for every enabled repository whose interval has passed.
+
+    Marking them as polled now keeps the next dispatch (a minute later) from
+    queuing them again while their polls wait for the token.
+    """
+    due = TrackedRepository.objects.due()
+    ids = list(due.values_list("pk", flat=True))
+    TrackedRepository.objects.filter(pk__in=ids).update(last_polled_at=timezone.now())
     for tracked_id in ids:
         poll_repository.delay(tracked_id)
     return len(ids)
@@ -55,19 +60,17 @@ def dispatch_due_polls() -> int:
 @shared_task(bind=True, **TASK_OPTIONS)
 def poll_repository(self, tracked_id: int, since: str | None = None) -> str:
     """Poll one repository; one poll per token at a time, as GitHub asks (no concurrent requests)."""
-    lock = f"ingestion:github-token:{polling.token_fingerprint(settings.GITHUB_TOKEN)}"
-    if not cache.add(lock, self.request.id or "local", POLL_LOCK_SECONDS):
-        raise self.retry(countdown=30)
     try:
-        tracked = TrackedRepository.objects.select_related("repository").get(pk=tracked_id)
-        since_at = datetime.datetime.fromisoformat(since) if since else None
-        counts = polling.sync_repository(tracked, polling.default_client(), since=since_at)
+        with polling.token_lock(settings.GITHUB_TOKEN):
+            tracked = TrackedRepository.objects.select_related("repository").get(pk=tracked_id)
+            since_at = datetime.datetime.fromisoformat(since) if since else None
+            counts = polling.sync_repository(tracked, polling.default_client(), since=since_at)
+    except polling.TokenBusy as exc:
+        raise self.retry(exc=exc, countdown=30)
     except TrackedRepository.DoesNotExist:
         return "gone"
     except polling.GitHubError as exc:
         raise self.retry(exc=exc, countdown=backoff(self))
-    finally:
-        cache.delete(lock)
     return str(counts)
 
 

@@ -8,17 +8,20 @@ from django.views.decorators.http import require_POST
 
 from . import webhooks
 
+# GitHub caps payloads at 25 MB; Django's 2.5 MB DATA_UPLOAD_MAX_MEMORY_SIZE would refuse big pushes.
+MAX_BODY_BYTES = 25 * 1024 * 1024
+
 
 def _error(status: int, message: str) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
-def _parse(request) -> dict | JsonResponse:
+def _parse(request, body: bytes) -> dict | JsonResponse:
     """The JSON object of a verified request, or the 4xx response explaining why not."""
     if request.content_type != "application/json":
         return _error(415, "Set the webhook's content type to application/json.")
     try:
-        payload = json.loads(request.body)
+        payload = json.loads(body)
     except (UnicodeDecodeError, ValueError):
         return _error(400, "The body is not valid JSON.")
     if not isinstance(payload, dict):
@@ -34,14 +37,19 @@ def github_webhook(request):
     if not signature:
         return _error(401, "Missing X-Hub-Signature-256 header.")
     secret = settings.GITHUB_WEBHOOK_SECRET
-    if not secret or not webhooks.signature_matches(secret, request.body, signature):
+    if not secret:
+        return _error(403, "This site has no webhook secret configured; it accepts no deliveries.")
+    body = request.read(MAX_BODY_BYTES + 1)  # the stream, not request.body: see MAX_BODY_BYTES
+    if len(body) > MAX_BODY_BYTES:
+        return _error(413, "The body is larger than GitHub's 25 MB limit.")
+    if not webhooks.signature_matches(secret, body, signature):
         return _error(403, "X-Hub-Signature-256 does not match the body.")
     guid, event = request.headers.get("X-GitHub-Delivery", ""), request.headers.get("X-GitHub-Event", "")
     if not guid or not event:
         return _error(400, "Missing X-GitHub-Delivery or X-GitHub-Event header.")
-    payload = _parse(request)
+    payload = _parse(request, body)
     if isinstance(payload, JsonResponse):
         return payload
-    delivery, created = webhooks.store_delivery(guid[:100], event, payload, request.headers, request.body)
+    delivery, created = webhooks.store_delivery(guid[:100], event, payload, request.headers, body)
     status = "queued" if created else "duplicate"
     return JsonResponse({"delivery": delivery.guid, "status": status}, status=202 if created else 200)

@@ -4,16 +4,18 @@ import datetime
 import pytest
 from celery.exceptions import Retry
 from django.conf import settings
-from django.core.cache import cache
-from django.core.management import call_command
+from django.contrib import admin as django_admin
+from django.contrib.messages.storage.fallback import FallbackStorage
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from digests.factories import DigestFactory, RepositoryFactory
-from digests.models import Reference
+from digests.factories import DigestFactory, ReferenceFactory, RepositoryFactory
+from digests.models import Digest, Reference
+from ingestion.admin import regenerate_digests
 from ingestion.models import DigestDraft, FeedSource, IngestionRun, TrackedRepository, WebhookDelivery
-from ingestion.polling import token_fingerprint
+from ingestion.polling import token_lock
 from ingestion.tasks import poll_repository
 from ingestion.webhooks import pending_for_sweep
 from repojournal.celery import app
@@ -129,13 +131,11 @@ def test_due_polls_respect_each_interval():
 
 def test_a_second_poll_on_the_same_token_waits_for_the_first(settings):
     tracked = TrackedRepository.objects.create(repository=RepositoryFactory())
-    lock = f"ingestion:github-token:{token_fingerprint(settings.GITHUB_TOKEN)}"
-    assert cache.add(lock, "another poll", 60)
-    try:
+    with token_lock(settings.GITHUB_TOKEN):
         with pytest.raises(Retry, match="30s"):
             poll_repository.apply(args=[tracked.pk], throw=True)
-    finally:
-        cache.delete(lock)
+        with pytest.raises(CommandError, match="another poll"):
+            call_command("ingest_github", tracked.repository.full_name, "--wait", "0")
     tracked.refresh_from_db()
     assert tracked.last_polled_at is None  # it never started
     assert not IngestionRun.objects.exists()
@@ -146,3 +146,41 @@ def test_beat_schedule_names_registered_tasks():
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert {"ingestion.tasks.dispatch_due_polls", "ingestion.tasks.sweep_deliveries"} <= tasks
     assert tasks <= set(app.tasks)
+
+
+def test_admin_drafts_a_digest_for_a_topic_and_day(admin_client):
+    topic = DigestFactory(status=Status.DRAFT).topic
+    repository = RepositoryFactory(topic=topic)
+    day = datetime.date(2026, 6, 29)
+    ReferenceFactory(repository=repository, merged_at=datetime.datetime(2026, 6, 29, 12, tzinfo=datetime.UTC))
+    assert admin_client.get("/admin/ingestion/digestdraft/add/").status_code == 200
+    response = admin_client.post("/admin/ingestion/digestdraft/add/", {"topic": topic.pk, "date": "2026-06-29"})
+    digest = topic.digests.get(date=day)
+    assert response.status_code == 302
+    assert response["Location"] == f"/admin/digests/digest/{digest.pk}/change/"
+    assert digest.status == Status.DRAFT and digest.digest_references.count() == 1
+    quiet = admin_client.post("/admin/ingestion/digestdraft/add/", {"topic": topic.pk, "date": "2026-06-30"},
+                              follow=True)
+    assert "no digest drafted" in quiet.content.decode()
+
+
+def test_admin_draft_form_refuses_bad_input_and_non_editors(admin_client, client, django_user_model):
+    response = admin_client.post("/admin/ingestion/digestdraft/add/", {"topic": "", "date": "someday"})
+    assert response.status_code == 200
+    assert response.context["form"].errors.keys() == {"topic", "date"}
+    staff = django_user_model.objects.create_user("staff", password="pw", is_staff=True)
+    client.force_login(staff)
+    assert client.get("/admin/ingestion/digestdraft/add/").status_code == 403
+
+
+def test_regenerate_digests_action_for_the_digest_admin(rf, admin_user):
+    digest = DigestFactory(status=Status.DRAFT)
+    ReferenceFactory(repository=RepositoryFactory(topic=digest.topic),
+                     merged_at=datetime.datetime.combine(digest.date, datetime.time(9), tzinfo=datetime.UTC))
+    request = rf.post("/admin/digests/digest/")
+    request.user = admin_user
+    request.session = {}
+    request._messages = FallbackStorage(request)
+    regenerate_digests(django_admin.site._registry[Digest], request, Digest.objects.filter(pk=digest.pk))
+    assert digest.digest_references.count() == 1
+    assert "Refreshed draft" in [str(m) for m in request._messages][0]

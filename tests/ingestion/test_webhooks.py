@@ -156,6 +156,22 @@ def test_refused_when_no_secret_is_configured(settings, post_webhook):
     assert not WebhookDelivery.objects.exists()
 
 
+def test_payloads_beyond_djangos_upload_limit_up_to_githubs_are_accepted(settings, tracked, post_webhook):
+    payload = fixture_payload("pull_request.opened")
+    payload["pull_request"]["body"] = "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1000)
+    response = post_webhook("pull_request", payload)
+    assert response.status_code == 202
+    process_delivery(WebhookDelivery.objects.get().pk)
+    assert len(Reference.objects.get().body) == settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1000
+
+
+def test_payloads_beyond_githubs_limit_are_413(post_webhook, monkeypatch):
+    monkeypatch.setattr("ingestion.views.MAX_BODY_BYTES", 1000)
+    response = post_webhook("pull_request", fixture_body("pull_request.opened"))
+    assert response.status_code == 413
+    assert not WebhookDelivery.objects.exists()
+
+
 def test_truncated_body_fails_the_signature(post_webhook):
     body = fixture_body("pull_request.opened")
     response = post_webhook("pull_request", body[: len(body) // 2], signature=sign(body))

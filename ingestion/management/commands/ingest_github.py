@@ -2,6 +2,7 @@
 import datetime
 from contextlib import nullcontext
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_date, parse_datetime
@@ -10,7 +11,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from digests.models import Repository, full_name_validator
 from ingestion.github import GitHubError
 from ingestion.models import TrackedRepository
-from ingestion.polling import default_client, sync_repository
+from ingestion.polling import TokenBusy, default_client, sync_repository, token_lock
 
 
 def parse_since(value: str) -> datetime.datetime:
@@ -30,6 +31,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("full_name", help="owner/name, e.g. pytorch/executorch")
         parser.add_argument("--since", help="Import what changed since this date (default: the last sync).")
+        parser.add_argument("--wait", type=float, default=600,
+                            help="Seconds to wait for a running poll using the same token (default 600).")
 
     def handle(self, *args, full_name: str, since: str | None, **options):
         try:
@@ -40,8 +43,9 @@ class Command(BaseCommand):
         repository, _ = Repository.objects.get_or_create_by_full_name(full_name)
         tracked, _ = TrackedRepository.objects.get_or_create(repository=repository)
         try:
-            counts = self._sync(tracked, since_at)
-        except GitHubError as exc:
+            with token_lock(settings.GITHUB_TOKEN, wait=options["wait"]):
+                counts = self._sync(tracked, since_at)
+        except (GitHubError, TokenBusy) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(self.style.SUCCESS(f"{repository}: {counts}"))
 
