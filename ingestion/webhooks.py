@@ -5,6 +5,7 @@ Celery task queued on commit does the processing. A delivery is processed at
 most once: processing locks the row and skips anything already done, so the
 periodic sweep and a retried task can never double an import.
 """
+import datetime
 import hashlib
 import hmac
 import logging
@@ -75,7 +76,7 @@ def enqueue(delivery_id: int) -> None:
 
 def pending_for_sweep(older_than_seconds: int):
     """Pending deliveries that should have been processed by now (their task was lost or never sent)."""
-    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_seconds)
+    cutoff = timezone.now() - datetime.timedelta(seconds=older_than_seconds)
     return WebhookDelivery.objects.filter(state=State.PENDING, received_at__lte=cutoff)
 
 
@@ -153,10 +154,17 @@ def handle_release(tracked: TrackedRepository, payload: dict):
 
 
 def handle_push(tracked: TrackedRepository, payload: dict):
-    """Commits pushed to the default branch; tag pushes, deletions and other branches carry none for us."""
+    """Commits pushed to the default branch.
+
+    Tag pushes and other branches are not ours; a deletion carries no commits,
+    and a branch creation carries none that are new (its commits came with
+    earlier pushes; the next poll reconciles anything else).
+    """
     default_branch = payload["repository"].get("default_branch") or tracked.default_branch
     if payload.get("deleted") or payload.get("after") == ZERO_SHA:
         return _ignored(f"{payload.get('ref')} was deleted")
+    if payload.get("created") or payload.get("before") == ZERO_SHA:
+        return _ignored(f"{payload.get('ref')} was created: no new commits")
     if payload.get("ref") != f"refs/heads/{default_branch}":
         return _ignored(f"{payload.get('ref')} is not the default branch ({default_branch})")
     counts = Counts()

@@ -124,11 +124,11 @@ def test_delivery_accepted_while_the_broker_is_down_is_swept_later(tracked, post
 
 def test_concurrent_duplicates_process_a_delivery_once(worker, tracked, post_webhook):
     with broker_unreachable():
-        post_webhook("push", fixture_payload("push.with-new-branch"), guid="twice")
+        post_webhook("pull_request", merged_pull_request(), guid="twice")
     delivery = WebhookDelivery.objects.get(guid="twice")
     for _ in range(3):
         process_delivery_task.delay(delivery.pk)
     wait_for(lambda: WebhookDelivery.objects.get(guid="twice").state == "processed")
     wait_until_idle()
-    assert Reference.objects.filter(kind="commit").count() == 1
+    assert Reference.objects.filter(kind="pull_request").count() == 1
     assert IngestionRun.objects.filter(delivery=delivery).count() == 1

@@ -21,9 +21,7 @@ FIXTURES = {
     "pull_request.reopened": ("pull_request", "processed", [("pull_request", "2", "open")]),
     "pull_request.synchronize": ("pull_request", "processed", [("pull_request", "2", "open")]),
     "push": ("push", "ignored", []),  # a tag deletion: no commits
-    "push.with-new-branch": (
-        "push", "processed", [("commit", "6113728f27ae82c7b1a177c8d03f9e96e0adf246", "")]
-    ),
+    "push.with-new-branch": ("push", "ignored", []),  # a branch creation: no new commits
     "release.published": ("release", "processed", [("release", "0.0.1", "published")]),
 }
 
@@ -125,7 +123,7 @@ def test_redelivery_is_acknowledged_and_changes_nothing(tracked, post_webhook, d
 
 
 def test_processing_twice_changes_nothing(tracked, post_webhook):
-    post_webhook("push", fixture_body("push.with-new-branch"))
+    post_webhook("push", pushed_commit())
     delivery = WebhookDelivery.objects.get()
     assert process_delivery(delivery.pk) is not None
     assert process_delivery(delivery.pk) is None  # already processed: skipped
@@ -245,7 +243,7 @@ def test_unhandled_actions_are_ignored(event, action, tracked, post_webhook):
 
 
 def test_push_to_another_branch_is_ignored(tracked, post_webhook):
-    payload = fixture_payload("push.with-new-branch")
+    payload = pushed_commit()
     payload["ref"] = "refs/heads/feature"
     post_webhook("push", payload)
     process_delivery(WebhookDelivery.objects.get().pk)
@@ -254,8 +252,25 @@ def test_push_to_another_branch_is_ignored(tracked, post_webhook):
     assert "default branch" in delivery.detail
 
 
-def test_push_commits_record_pr_number_and_co_authors(tracked, post_webhook):
+def pushed_commit() -> dict:
+    """A push of one new commit to the default branch, derived from the branch-creation fixture."""
     payload = fixture_payload("push.with-new-branch")
+    payload.update(created=False, before="5" * 40)
+    return payload
+
+
+def test_push_to_the_default_branch_stores_its_commits(tracked, post_webhook):
+    post_webhook("push", pushed_commit())
+    process_delivery(WebhookDelivery.objects.get().pk)
+    commit = Reference.objects.get()
+    assert (commit.kind, commit.key, commit.sha) == ("commit", "6113728f27ae82c7b1a177c8d03f9e96e0adf246",
+                                                     "6113728f27ae82c7b1a177c8d03f9e96e0adf246")
+    assert (commit.title, commit.author_login) == ("Initial commit", "Codertocat")
+    assert commit.url == "https://github.com/Codertocat/Hello-World/commit/6113728f27ae82c7b1a177c8d03f9e96e0adf246"
+
+
+def test_push_commits_record_pr_number_and_co_authors(tracked, post_webhook):
+    payload = pushed_commit()
     payload["commits"][0]["message"] = (
         "Fix the README (#42)\n\nLonger text.\n\nCo-authored-by: Mona Lisa <mona@example.com>\n"
         "co-authored-by: hubot <hubot@example.com>\nCo-authored-by: Mona Lisa <mona@example.com>"
