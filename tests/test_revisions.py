@@ -3,6 +3,7 @@ import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 from reversion.models import Version
+from taggit.models import Tag
 
 from blog.factories import AuthorFactory, PostFactory
 from blog.models import Post, PostAuthor
@@ -157,17 +158,19 @@ def test_bulk_actions_record_a_version_with_the_user(client, publisher):
 
 def test_post_history_and_rollback_restores_authors(client, editor, admin_form_data):
     ada, grace = AuthorFactory(name="Ada"), AuthorFactory(name="Grace")
-    post = PostFactory(status=Status.DRAFT, published_at=None, title="Old title", authors=[ada])
+    post = PostFactory(status=Status.DRAFT, published_at=None, title="Old title", authors=[ada], tags=["dynamo"])
+    inductor = Tag.objects.create(name="inductor", slug="inductor")
     change = reverse("admin:blog_post_change", args=[post.pk])
     client.force_login(editor)
     assert client.post(change, admin_form_data(client.get(change))).status_code == 302  # first version
     data = admin_form_data(
         client.get(change),
         title="New title",
-        **{"post_authors-0-author": str(grace.pk)},
+        **{"post_authors-0-author": str(grace.pk), "tagged_items-0-tag": str(inductor.pk)},
     )
     assert client.post(change, data).status_code == 302
-    assert (Post.objects.get(pk=post.pk).title, Post.objects.get(pk=post.pk).ordered_authors()) == ("New title", [grace])
+    changed = Post.objects.get(pk=post.pk)
+    assert (changed.title, changed.ordered_authors(), list(changed.tags.names())) == ("New title", [grace], ["inductor"])
     versions = Version.objects.get_for_object(post)
     assert [v.revision.user for v in versions] == [editor, editor]
     assert client.get(reverse("admin:blog_post_history", args=[post.pk])).status_code == 200
@@ -177,5 +180,5 @@ def test_post_history_and_rollback_restores_authors(client, editor, admin_form_d
     assert response.status_code == 200
     assert client.post(revision_url, admin_form_data(response)).status_code == 302
     restored = Post.objects.get(pk=post.pk)
-    assert (restored.title, restored.ordered_authors()) == ("Old title", [ada])
+    assert (restored.title, restored.ordered_authors(), list(restored.tags.names())) == ("Old title", [ada], ["dynamo"])
     assert PostAuthor.objects.filter(post=post).count() == 1
