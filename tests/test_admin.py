@@ -15,6 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
+from reversion.models import Version
 from taggit.models import Tag
 
 from blog.factories import AuthorFactory, PostFactory
@@ -374,6 +375,10 @@ def test_admin_action_stores_the_generated_faq_for_editing(client, editor, seed_
     stored = [(entry.position, entry.question, entry.answer) for entry in seed_like_digest.faq_entries.all()]
     assert stored == [(position, q, a) for position, (q, a) in enumerate(SEED_FAQ, start=1)]
     assert list(has_faq.faq_entries.values_list("question", flat=True)) == ["Kept?"]
+
+    version = Version.objects.get_for_object(seed_like_digest).get()  # the change is in the history
+    assert version.revision.user == editor
+    assert FAQEntry in {v.content_type.model_class() for v in version.revision.version_set.all()}
 
     run_faq_action(client, [seed_like_digest])  # running again adds nothing
     assert seed_like_digest.faq_entries.count() == 3
