@@ -3,7 +3,6 @@
 Chromium is installed by the ``chromium_path`` fixture when missing; the
 browser never leaves the machine: GitHub link targets are answered locally.
 """
-import os
 from pathlib import Path
 
 import pytest
@@ -17,9 +16,9 @@ BLOCKING_IMPACTS = {"serious", "critical"}
 
 
 @pytest.fixture
-def browser(chromium_path):
+def browser(chromium_path, monkeypatch):
     # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make are still synchronous.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
         yield browser
@@ -111,7 +110,7 @@ def test_pages_have_no_serious_or_critical_accessibility_violations(live_server,
     assert found == {name: [] for name in pages}
 
 
-def test_axe_reports_what_it_should(page, live_server, db):
+def test_axe_reports_what_it_should(page):
     """A page with an unlabelled input and an image without alt text must fail, or the check above proves nothing."""
     page.set_content('<!doctype html><html lang="en"><title>x</title><main><img src="a.png"><input></main></html>')
     assert {v["id"] for v in axe_violations(page)} >= {"image-alt", "label"}
