@@ -6,19 +6,18 @@ drafts); writes live in ``blog.api_writes`` and obey the same rules as the admin
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router
-from ninja.errors import HttpError
 
 from repojournal.api_tools import (
-    OPTIONAL_AUTH, Page, can_read_drafts, conditional_json, error_responses, paginate, set_list_caching,
-    throttles, visible,
+    PUBLIC, Page, conditional_json, error_responses, paginate, set_list_caching,
+    throttles, visible, with_status,
 )
 
 from .models import Author, Post
 from .schemas import AuthorFilters, AuthorOut, PostFilters, PostListOut, PostOut, TagFilters, TagOut
 
-router = Router(tags=["Blog"], auth=OPTIONAL_AUTH)
+router = Router(tags=["Blog"])
 
-LIST = {"auth": OPTIONAL_AUTH, "throttle": throttles("list")}
+LIST = {**PUBLIC, "throttle": throttles("list")}
 DETAIL_RESPONSES = {304: None, **error_responses(401, 404, 412)}
 
 
@@ -36,15 +35,12 @@ def list_posts(request: HttpRequest, response: HttpResponse, filters: Query[Post
         posts = posts.filter(published_at__date__lte=filters.date_to)
     if filters.q:
         posts = posts.matching(filters.q)
-    if filters.status:
-        if filters.status != "published" and not can_read_drafts(request):
-            raise HttpError(403, "Filtering by an unpublished status needs a token with the “read:drafts” scope.")
-        posts = posts.filter(status=filters.status)
+    posts = with_status(request, posts, filters.status)
     set_list_caching(request, response)
     return paginate(request, posts, filters)
 
 
-@router.get("/posts/{slug}", response={200: PostOut, **DETAIL_RESPONSES})
+@router.get("/posts/{slug}", response={200: PostOut, **DETAIL_RESPONSES}, **PUBLIC)
 def get_post(request: HttpRequest, slug: str):
     """One post with its ordered authors and tags, as Markdown and as HTML."""
     post = get_object_or_404(visible(request, Post.objects.all()).with_listing_data(), slug=slug)

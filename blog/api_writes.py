@@ -33,7 +33,7 @@ def validate(post: Post, payload: PostIn) -> list[Author]:
     found = {author.slug: author for author in Author.objects.filter(slug__in=slugs)}
     for index, slug in enumerate(slugs):
         if slug not in found:
-            problems.add(f"body.authors.{index}.slug", f"Unknown author “{slug}”: create it first with POST /api/v1/authors/.")
+            problems.add(f"body.authors.{index}.slug", f"Unknown author “{slug}”: create it first with POST /authors/.")
         elif slugs.index(slug) != index:
             problems.add(f"body.authors.{index}.slug", f"“{slug}” is already in the byline.")
     problems.raise_if_any()

@@ -5,7 +5,7 @@ from typing import Literal
 from ninja import Field, Schema
 
 from repojournal.api_tools import ListParams
-from repojournal.api_types import Day, Moment, Slug, text
+from repojournal.api_types import AuthorSlug, Day, Moment, Slug, text
 
 StatusName = Literal["draft", "in_review", "published", "archived"]
 
@@ -30,7 +30,7 @@ class AuthorIn(Schema):
 
 
 class NewAuthorIn(Schema):
-    slug: Slug
+    slug: AuthorSlug
     name: text(120, min_length=1)
     handle: text(60) = ""
     bio: text(10_000) = ""

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Query, Router
 
 from repojournal.api_tools import (
-    OPTIONAL_AUTH, Page, can_read_drafts, conditional_json, error_responses, paginate, set_list_caching, throttles, visible,
+    PUBLIC, Page, can_read_drafts, conditional_json, error_responses, paginate, set_list_caching, throttles, visible, with_status,
 )
 
 from .models import ActionItem, Digest, DigestReference, Reference, Repository, Topic
@@ -18,9 +18,9 @@ from .schemas import (
     ReferenceFilters, ReferenceOut, RepositoryFilters, RepositoryOut, TopicFilters, TopicOut,
 )
 
-router = Router(tags=["The Wire"], auth=OPTIONAL_AUTH)
+router = Router(tags=["The Wire"])
 
-LIST = {"auth": OPTIONAL_AUTH, "throttle": throttles("list")}
+LIST = {**PUBLIC, "throttle": throttles("list")}
 DETAIL_RESPONSES = {304: None, **error_responses(401, 404, 412)}
 
 
@@ -33,32 +33,24 @@ def apply_lookups(queryset, params, lookups: dict[str, str]):
     return queryset
 
 
-def _status_filter(request: HttpRequest, queryset, status):
-    if status is None:
-        return queryset
-    if status != "published" and not request.auth.has_scope("read:drafts"):
-        from ninja.errors import HttpError
-
-        raise HttpError(403, "Filtering by an unpublished status needs a token with the “read:drafts” scope.")
-    return queryset.filter(status=status)
-
-
 @router.get("/digests/", response={200: Page[DigestListOut], **error_responses(401, 403)}, **LIST)
 def list_digests(request: HttpRequest, response: HttpResponse, filters: Query[DigestFilters]):
     """Digests, oldest change first. Filters combine with AND."""
     digests = visible(request, Digest.objects.all()).with_listing_data()
-    digests = apply_lookups(digests, filters, {"topic": "topic__slug", "date_from": "date__gte", "date_to": "date__lte"})
+    digests = apply_lookups(
+        digests, filters, {"topic": "topic__slug", "date_from": "date__gte", "date_to": "date__lte"}
+    )
     if filters.repository:
         repository = Repository.objects.filter(full_name__iexact=filters.repository).first()
         digests = digests.citing(repository) if repository else digests.none()
     if filters.priority:
         digests = digests.with_action_priority(filters.priority)
-    digests = _status_filter(request, digests, filters.status)
+    digests = with_status(request, digests, filters.status)
     set_list_caching(request, response)
     return paginate(request, digests, filters)
 
 
-@router.get("/digests/{slug}", response={200: DigestOut, **DETAIL_RESPONSES})
+@router.get("/digests/{slug}", response={200: DigestOut, **DETAIL_RESPONSES}, **PUBLIC)
 def get_digest(request: HttpRequest, slug: str):
     """One digest with its numbered references, action items and FAQ, as Markdown and as HTML."""
     digest = get_object_or_404(visible(request, Digest.objects.all()).with_page_data(), slug=slug)
@@ -101,7 +93,9 @@ def list_references(request: HttpRequest, response: HttpResponse, filters: Query
     return paginate(request, references, filters)
 
 
-@router.get("/references/{int:reference_id}", response={200: ReferenceDetailOut, **DETAIL_RESPONSES})
+@router.get(
+    "/references/{int:reference_id}", response={200: ReferenceDetailOut, **DETAIL_RESPONSES}, **PUBLIC
+)
 def get_reference(request: HttpRequest, reference_id: int):
     """One reference with the visible digests that cite it."""
     citations = DigestReference.objects.filter(digest__in=visible(request, Digest.objects.all()))

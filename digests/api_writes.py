@@ -28,6 +28,7 @@ from .schemas import DigestIn, DigestOut, RepositoryIn, RepositoryOut, StatusIn
 from .api import router  # noqa: E402  (one router per app; see the end of api.py)
 
 WRITE = {"auth": token_auth, "throttle": throttles("write")}
+UNKNOWN_REPOSITORY = "Unknown repository “{name}”: create it first with POST /api/v1/repositories/."
 
 
 def _repositories(payload: DigestIn) -> dict[str, Repository]:
@@ -59,7 +60,7 @@ def _resolve_references(payload: DigestIn, repositories, problems: FieldProblems
         data, path = citation.reference, f"body.references.{index}.reference"
         repository = repositories.get(data.repository.lower())
         if repository is None:
-            problems.add(f"{path}.repository", f"Unknown repository “{data.repository}”: create it first with POST /api/v1/repositories/.")
+            problems.add(f"{path}.repository", UNKNOWN_REPOSITORY.format(name=data.repository))
             resolved.append(None)
             continue
         reference = Reference.objects.filter(repository=repository, kind=data.kind, key=data.key).first()
@@ -79,10 +80,7 @@ def _resolve_references(payload: DigestIn, repositories, problems: FieldProblems
 def _check_action_items(payload: DigestIn, repositories, problems: FieldProblems) -> None:
     for index, item in enumerate(payload.action_items):
         if item.repository and item.repository.lower() not in repositories:
-            problems.add(
-                f"body.action_items.{index}.repository",
-                f"Unknown repository “{item.repository}”: create it first with POST /api/v1/repositories/.",
-            )
+            problems.add(f"body.action_items.{index}.repository", UNKNOWN_REPOSITORY.format(name=item.repository))
 
 
 def _check_identity(digest: Digest, topic: Topic | None, payload: DigestIn, slug: str, problems) -> None:
@@ -124,7 +122,9 @@ def _replace_related(digest: Digest, payload: DigestIn, references, repositories
     if not payload.faq_is_generated:
         digest.faq_entries.all().delete()
         for entry in payload.faq:
-            FAQEntry.objects.create(digest=digest, position=entry.position, question=entry.question, answer=entry.answer)
+            FAQEntry.objects.create(
+                digest=digest, position=entry.position, question=entry.question, answer=entry.answer
+            )
 
 
 def save_digest(digest: Digest, payload: DigestIn, token: ApiToken, verb: str) -> Digest:

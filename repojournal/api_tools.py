@@ -83,13 +83,8 @@ def anonymous(request: HttpRequest):
 
 token_auth = TokenAuth()
 OPTIONAL_AUTH = [token_auth, anonymous]
-
-
-def require_scope(request: HttpRequest, scope: str) -> ApiToken:
-    token = request.auth
-    if not token.has_scope(scope):
-        raise HttpError(403, f"This operation needs a token with the “{scope}” scope.")
-    return token
+#: For public operations: tell OpenAPI clients the token is optional.
+PUBLIC = {"auth": OPTIONAL_AUTH, "openapi_extra": {"security": [{}]}}  # ninja appends this to [TokenAuth]
 
 
 def can_read_drafts(request: HttpRequest) -> bool:
@@ -99,6 +94,15 @@ def can_read_drafts(request: HttpRequest) -> bool:
 def visible(request: HttpRequest, queryset):
     """Everything for read:drafts tokens, otherwise only what is published."""
     return queryset if can_read_drafts(request) else queryset.published()
+
+
+def with_status(request: HttpRequest, queryset, status):
+    """Filter by workflow status; asking for anything unpublished needs read:drafts."""
+    if status is None:
+        return queryset
+    if status != "published" and not can_read_drafts(request):
+        raise HttpError(403, "Filtering by an unpublished status needs a token with the “read:drafts” scope.")
+    return queryset.filter(status=status)
 
 
 # --- Throttling -----------------------------------------------------------

@@ -1,21 +1,21 @@
 """Input field types for the API that keep bad input a 4xx.
 
-PostgreSQL refuses NUL characters and out-of-range timestamps with a database
-error (a 500); declaring the limits here rejects such input during validation
-and documents them in the OpenAPI schema at the same time.
+PostgreSQL refuses NUL characters with a database error (a 500), and a time
+at the very end of the calendar overflows when converted to UTC; the types here
+reject or normalise such input during validation, and declare their limits in
+the OpenAPI schema at the same time.
 """
 import datetime
+import re
 from typing import Annotated
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 NO_NUL = r"^[^\x00]*$"
 SLUG = r"^[-a-zA-Z0-9_]+$"
 FULL_NAME = r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$"
-EARLIEST = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-LATEST = datetime.datetime(9000, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def text(max_length: int | None = None, **kwargs):
@@ -23,23 +23,33 @@ def text(max_length: int | None = None, **kwargs):
     return Annotated[str, Field(pattern=NO_NUL, max_length=max_length, **kwargs)]
 
 
-def _in_range(moment: datetime.datetime) -> datetime.datetime:
+ISO_DATE_START = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _iso_only(value):
+    """pydantic would read "0.5" or 1700000000 as a Unix timestamp; the API takes ISO 8601 only."""
+    if isinstance(value, datetime.date):
+        return value
+    if not isinstance(value, str) or not ISO_DATE_START.match(value):
+        raise ValueError("must be an ISO 8601 date or date-time, e.g. 2026-05-01 or 2026-05-01T12:00:00Z")
+    return value
+
+
+def _utc(moment: datetime.datetime) -> datetime.datetime:
+    """Aware and in UTC (naive means UTC); times that overflow at the ends of the calendar are clamped."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
-    if not EARLIEST <= moment <= LATEST:
-        raise ValueError("must be between 1970-01-01 and 9000-01-01")
-    return moment
+        return moment.replace(tzinfo=datetime.timezone.utc)
+    try:
+        return moment.astimezone(datetime.timezone.utc)
+    except OverflowError:
+        edge = datetime.datetime.min if moment.year == 1 else datetime.datetime.max
+        return edge.replace(tzinfo=datetime.timezone.utc)
 
 
-def _date_in_range(day: datetime.date) -> datetime.date:
-    if not EARLIEST.date() <= day <= LATEST.date():
-        raise ValueError("must be between 1970-01-01 and 9000-01-01")
-    return day
-
-
-Moment = Annotated[datetime.datetime, AfterValidator(_in_range)]
-Day = Annotated[datetime.date, AfterValidator(_date_in_range)]
+Moment = Annotated[datetime.datetime, BeforeValidator(_iso_only), AfterValidator(_utc)]
+Day = Annotated[datetime.date, BeforeValidator(_iso_only)]
 Slug = Annotated[str, Field(pattern=SLUG, max_length=200)]
+AuthorSlug = Annotated[str, Field(pattern=SLUG, max_length=140)]
 FullName = Annotated[str, Field(pattern=FULL_NAME, max_length=140, examples=["pytorch/torchtitan"])]
 
 

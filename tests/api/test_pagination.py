@@ -68,7 +68,7 @@ def test_naive_updated_since_is_taken_as_utc(client):
         ("cursor=not-a-cursor", 400, "Malformed cursor"),
         ("date_from=2026-02-30", 422, "query.date_from"),
         ("updated_since=yesterday", 422, "query.updated_since"),
-        ("updated_since=0001-01-01T00:00:00%2B05:00", 422, "query.updated_since"),
+        ("updated_since=1700000000", 422, "query.updated_since"),
         (f"limit={MAX_PAGE_SIZE + 1}", 422, "query.limit"),
         ("limit=0", 422, "query.limit"),
         ("priority=someday", 422, "query.priority"),
