@@ -3,10 +3,8 @@ import datetime
 
 import pytest
 from django.utils import timezone
-from ninja.testing import TestClient
 
 from blog.factories import AuthorFactory, PostFactory
-from digests.api import router as digests_router
 from digests.factories import (
     ActionItemFactory, DigestFactory, DigestReferenceFactory, FAQEntryFactory, ReferenceFactory,
     RepositoryFactory, TopicFactory,
@@ -161,15 +159,3 @@ def test_authors_topics_and_repositories_lists_show_only_published_ones(client):
     assert [t["slug"] for t in items(client.get("/api/v1/topics/"))] == ["seen"]
     assert [r["full_name"] for r in items(client.get("/api/v1/repositories/"))] == ["a/seen"]
     assert [a["slug"] for a in items(client.get("/api/v1/authors/"))] == [author.slug]
-
-
-def test_router_level_digest_list():
-    """The router alone, without the URLconf or middleware."""
-    digest = DigestFactory()
-    response = TestClient(digests_router).get("/digests/")
-    assert response.status_code == 200
-    assert [d["slug"] for d in response.json()["items"]] == [digest.slug]
-
-
-def test_router_level_unknown_digest_is_404():
-    assert TestClient(digests_router).get("/digests/missing").status_code == 404
