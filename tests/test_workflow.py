@@ -502,3 +502,12 @@ def test_migration_creates_editors_and_publishers():
     assert not {"publish_digest", "publish_post", "delete_digest", "delete_post"} & editors
     assert editors < publishers
     assert {"publish_digest", "publish_post", "delete_digest", "delete_post"} <= publishers
+
+
+def test_a_post_needs_at_least_one_author(client, editor, admin_form_data):
+    client.force_login(editor)
+    url = reverse("admin:blog_post_add")
+    data = admin_form_data(client.get(url), title="Nobody wrote this", slug="nobody", body="Text", status=Status.DRAFT)
+    response = client.post(url, data)
+    assert response.status_code == 200
+    assert not Post.objects.filter(slug="nobody").exists()
