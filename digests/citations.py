@@ -4,10 +4,9 @@ A digest's summary and body cite its references by number. The same scanner
 backs the save-time check (every cited number must exist), the uncited-reference
 warning, and the rendering of citations as links.
 """
-import re
 from dataclasses import dataclass, field
 
-CITATION_RE = re.compile(r"\[(?:ref:)?(\d{1,4})\](?!\()")
+from repojournal.rendering import CITATION_RE, citation_numbers
 
 
 def cited_numbers(*texts: str) -> list[int]:
@@ -17,14 +16,10 @@ def cited_numbers(*texts: str) -> list[int]:
     what readers see as a citation link is checked: ``x[0]`` inside code or an
     escaped ``\\[2]`` is not a citation and must not block saving.
     """
-    from repojournal.rendering import _markdown_with_citations  # rendering imports this module
-
     seen: dict[int, None] = {}
     for text in texts:
-        for block in _markdown_with_citations.parse(text or ""):
-            for token in block.children or ():
-                if token.type == "citation":
-                    seen.setdefault(token.meta["number"], None)
+        for number in citation_numbers(text):
+            seen.setdefault(number, None)
     return list(seen)
 
 

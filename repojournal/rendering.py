@@ -5,6 +5,7 @@ messages, feed entries), so the HTML markdown-it produces -- raw HTML included,
 because GitHub bodies use it -- always passes through nh3's allow-list before it
 is stored. Nothing else in the project emits user text with ``|safe``.
 """
+import re
 from html import escape
 
 import nh3
@@ -14,7 +15,6 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from digests.citations import CITATION_RE
 
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",
@@ -48,6 +48,10 @@ def _highlight_code(code: str, lang: str, _attrs) -> str:
     return highlight(code, lexer, HtmlFormatter(nowrap=True))
 
 
+#: A numbered citation in digest text: ``[3]`` or ``[ref:3]`` (not a ``[text](url)`` link).
+CITATION_RE = re.compile(r"\[(?:ref:)?(\d{1,4})\](?!\()")
+
+
 def _citation_rule(state, silent: bool) -> bool:
     """Inline rule: ``[3]`` or ``[ref:3]`` becomes a link to reference number 3.
 
@@ -79,6 +83,20 @@ def _build(citations: bool) -> MarkdownIt:
 
 _markdown = _build(citations=False)
 _markdown_with_citations = _build(citations=True)
+
+
+def citation_numbers(text: str) -> list[int]:
+    """The citation numbers readers will see as links in `text`, in order, repeats included.
+
+    Parsing with the renderer itself means code spans, fenced code and escaped
+    brackets are never counted: the citation check and the page cannot disagree.
+    """
+    return [
+        token.meta["number"]
+        for block in _markdown_with_citations.parse(text or "")
+        for token in block.children or ()
+        if token.type == "citation"
+    ]
 
 
 def sanitize_html(html: str) -> str:

@@ -73,6 +73,7 @@ def test_production_refuses_to_start_without_a_secret_key():
         "dev-only-insecure-key-never-use-in-production",
         "test-only-insecure-key-but-it-is-long-enough-now",
         "django-insecure-" + "a1b2c3d4e5" * 5,
+        "ab" * 25,  # long, but only two distinct characters
     ],
 )
 def test_production_refuses_placeholder_secret_keys(secret):

@@ -7,7 +7,11 @@ from .base import SECRET_KEY, env_bool
 DEBUG = env_bool("DJANGO_DEBUG", False)
 if DEBUG:
     raise ImproperlyConfigured("DJANGO_DEBUG must be off in production settings.")
-if len(SECRET_KEY) < 32 or SECRET_KEY.startswith(("dev-", "test-", "django-insecure")):
+if (
+    len(SECRET_KEY) < 32
+    or len(set(SECRET_KEY)) < 5  # as Django's security.W009 check: "a" * 40 is not a secret
+    or SECRET_KEY.startswith(("dev-", "test-", "django-insecure"))
+):
     raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a random value of at least 32 characters.")
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
