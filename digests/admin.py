@@ -1,6 +1,7 @@
 """Editorial admin for The Wire."""
 from django import forms
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import Count
 
 import reversion
@@ -11,7 +12,12 @@ from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
 
 
+#: GitHub URLs are https; also opts in to Django 6's default for scheme-less input.
+HTTPS_URLS = {models.URLField: {"assume_scheme": "https"}}
+
+
 class RepositoryInline(admin.TabularInline):
+    formfield_overrides = HTTPS_URLS
     model = Repository
     fields = ["full_name", "url", "description"]
     extra = 0
@@ -36,6 +42,7 @@ class TopicAdmin(admin.ModelAdmin):
 
 @admin.register(Repository)
 class RepositoryAdmin(admin.ModelAdmin):
+    formfield_overrides = HTTPS_URLS
     list_display = ["full_name", "topic", "url"]
     list_filter = ["topic"]
     list_select_related = ["topic"]
@@ -46,6 +53,7 @@ class RepositoryAdmin(admin.ModelAdmin):
 
 @admin.register(Reference)
 class ReferenceAdmin(admin.ModelAdmin):
+    formfield_overrides = HTTPS_URLS
     list_display = ["title", "kind", "repository", "number", "short_sha", "state", "author_login", "merged_at"]
     list_filter = ["kind", "state", ("repository", admin.RelatedOnlyFieldListFilter), "merged_at"]
     list_select_related = ["repository"]
