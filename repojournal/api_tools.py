@@ -6,10 +6,11 @@ routers can import it without an import cycle.
 import datetime
 import hashlib
 import json
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, get_origin
 
 from django.conf import settings
 from django.core import signing
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_vary_headers
@@ -160,12 +161,22 @@ class Page(Schema, Generic[T]):
 
 
 def reject_unknown_params(request: HttpRequest, params: Schema) -> None:
-    known = {field.alias or name for name, field in type(params).model_fields.items()}
-    unknown = sorted(set(request.GET) - known)
+    """Refuse parameters the list does not know, and repeats of single-valued ones.
+
+    Ignoring them would answer a different question than the one asked.
+    """
+    fields = {field.alias or name: field for name, field in type(params).model_fields.items()}
+    unknown = sorted(set(request.GET) - set(fields))
     if unknown:
         raise HttpError(
-            400, f"Unknown query parameter(s): {', '.join(unknown)}. Allowed: {', '.join(sorted(known))}."
+            400, f"Unknown query parameter(s): {', '.join(unknown)}. Allowed: {', '.join(sorted(fields))}."
         )
+    repeated = sorted(
+        name for name in request.GET
+        if len(request.GET.getlist(name)) > 1 and get_origin(fields[name].annotation) is not list
+    )
+    if repeated:
+        raise HttpError(400, f"Give each of these parameters once: {', '.join(repeated)}.")
 
 
 def aware(moment: datetime.datetime) -> datetime.datetime:
@@ -190,8 +201,6 @@ def _decode_cursor(cursor: str, keys: tuple[str, ...]) -> list:
 
 def _after(keys: tuple[str, ...], values: list):
     """Keyset condition "(k1, k2) > (v1, v2)", written out for databases without row comparison."""
-    from django.db.models import Q
-
     condition = Q()
     for index, key in enumerate(keys):
         exact = {k: v for k, v in zip(keys[:index], values[:index])}

@@ -65,6 +65,7 @@ def test_naive_updated_since_is_taken_as_utc(client):
     "query, status, needle",
     [
         ("colour=blue", 400, "Unknown query parameter(s): colour"),
+        ("topic=a&topic=b", 400, "once: topic"),
         ("cursor=not-a-cursor", 400, "Malformed cursor"),
         ("date_from=2026-02-30", 422, "query.date_from"),
         ("updated_since=yesterday", 422, "query.updated_since"),

@@ -4,6 +4,8 @@ Runs in-process through Django's WSGI application, inside the test's database
 transaction, once anonymously and once with a Publisher's token holding every
 scope, so the write operations and the draft paths are exercised too.
 """
+import os
+
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
@@ -50,8 +52,11 @@ def every_scope(publisher) -> dict:
 
 # The schema is served by the project itself (the OpenAPI view needs no database).
 schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", get_wsgi_application())
+#: API_FUZZ_EXPLORE=1 draws fresh random examples, more of them; by default every run
+#: (and CI) replays the same examples, so the suite is stable.
+EXPLORE = os.environ.get("API_FUZZ_EXPLORE") == "1"
 FAST = hypothesis_settings(
-    max_examples=25, deadline=None, derandomize=True,  # the same examples on every run, so CI is stable
+    max_examples=150 if EXPLORE else 25, deadline=None, derandomize=not EXPLORE,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 
