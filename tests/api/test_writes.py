@@ -218,3 +218,19 @@ def test_malformed_json_is_a_400_in_the_error_shape(client, editor, make_token):
                            **bearer(make_token(editor, "write:content")))
     assert response.status_code in (400, 422)
     assert response.json()["detail"]
+
+
+def test_a_generated_faq_read_back_is_not_stored(wire, writer):
+    created = writer("post", "/api/v1/digests/", digest_json(faq=[])).json()
+    assert created["faq_is_generated"] is True and len(created["faq"]) == 3
+    again = writer("put", f"/api/v1/digests/{created['slug']}", created).json()
+    assert again["faq_is_generated"] is True
+    assert not Digest.objects.get().faq_entries.exists()
+
+
+def test_a_token_never_grants_more_than_its_user_may_do(client, django_user_model, wire):
+    outsider = django_user_model.objects.create_user("outsider", password="pw")
+    raw = ApiToken.issue(outsider, "t", ["write:content"])[1]
+    response = client.post("/api/v1/digests/", digest_json(), content_type="application/json", **bearer(raw))
+    assert response.status_code == 403 and "permission" in response.json()["detail"]
+    assert not Digest.objects.exists()
