@@ -13,6 +13,10 @@ from .models import Author, Post
 RELATED_POSTS = 3
 
 
+def posts_crumbs(name: str, url: str) -> list[tuple[str, str]]:
+    return [("Home", reverse("home")), ("Posts", reverse("blog:index")), (name, url)]
+
+
 def render_post(request, post: Post, *, preview: bool = False):
     related = Post.objects.published().with_reader_data().related_to(post)[:RELATED_POSTS]
     return render(
@@ -23,7 +27,7 @@ def render_post(request, post: Post, *, preview: bool = False):
             "related": related,
             "preview": preview,
             "preview_status": post.display_status,
-            "breadcrumbs": [("Home", reverse("home")), ("Posts", reverse("blog:index")), (post.title, post.get_absolute_url())],
+            "breadcrumbs": posts_crumbs(post.title, post.get_absolute_url()),
         },
     )
 
@@ -83,6 +87,6 @@ def author_detail(request, slug: str):
             "author": author,
             "page": paginate(request, Post.objects.published().with_reader_data().by_author(author)),
             "feeds": feed_links(f"Posts by {author.name}", "blog:author_feed", author.slug),
-            "breadcrumbs": [("Home", reverse("home")), ("Posts", reverse("blog:index")), (author.name, author.get_absolute_url())],
+            "breadcrumbs": posts_crumbs(author.name, author.get_absolute_url()),
         },
     )

@@ -16,7 +16,8 @@ def absolute(path: str) -> str:
 
 
 def publisher() -> dict:
-    return {**PUBLISHER, "url": absolute("/"), "logo": {"@type": "ImageObject", "url": absolute(static("img/logo.svg"))}}
+    logo = {"@type": "ImageObject", "url": absolute(static("img/logo.svg"))}
+    return {**PUBLISHER, "url": absolute("/"), "logo": logo}
 
 
 def _date(value) -> str | None:

@@ -37,7 +37,7 @@ def search(request):
 @require_GET
 def robots_txt(request):
     sitemap = f"{settings.SITE_URL}{reverse('sitemap')}"
-    lines = ["User-agent: *", "Disallow: /admin/", "Disallow: /preview/", "Disallow: /search/", f"Sitemap: {sitemap}", ""]
+    lines = ["User-agent: *", "Disallow: /admin/", "Disallow: /preview/", "Disallow: /search/", f"Sitemap: {sitemap}"]
     return render(request, "robots.txt", {"lines": lines}, content_type="text/plain; charset=utf-8")
 
 
