@@ -35,3 +35,17 @@ worker: install
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache
+
+# Benchmarks (issue 6): `make bench` (full; writes bench/results.json and docs/benchmarks.md),
+# `make bench QUICK=1` or `make bench-quick` (CI: tiny scale, short runs, results in $TMPDIR).
+# Needs PostgreSQL and Redis running; BENCH_ARGS passes options, e.g. BENCH_ARGS="--scale 0.2".
+BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/bench
+BENCH_REDIS_URL ?= redis://127.0.0.1:6379/7
+.PHONY: bench bench-quick
+
+bench: install
+	command -v wrk >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk)
+	DATABASE_URL=$(BENCH_DATABASE_URL) REDIS_URL=$(BENCH_REDIS_URL) $(BIN)/python -m bench $(if $(QUICK),--quick) $(BENCH_ARGS)
+
+bench-quick:
+	$(MAKE) bench QUICK=1

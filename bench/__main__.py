@@ -1,0 +1,78 @@
+"""``python -m bench``: run the benchmark and write bench/results.json and docs/benchmarks.md.
+
+``--quick`` is the CI mode (tiny scale, one-second runs); its results go to a
+temporary file and never overwrite the committed numbers. The database named by
+DATABASE_URL is emptied and refilled, so its name must contain "bench".
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/bench"
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="CI mode: tiny scale, short runs.")
+    parser.add_argument("--scale", type=float, help="Fraction of the issue's default archive (1.0 = 50,000 posts).")
+    parser.add_argument("--no-tenth", action="store_true", help="Skip the run at a tenth of the scale.")
+    parser.add_argument("--rounds", type=int, help="Rounds of alternating targets (at least 2).")
+    parser.add_argument("--seconds", type=float, help="Seconds of load per target per round.")
+    parser.add_argument("--output", type=Path, help="Where to write results JSON.")
+    parser.add_argument("--docs", type=Path, help="Markdown file to update (default docs/benchmarks.md; not in quick).")
+    return parser.parse_args(argv)
+
+
+def configure(args: argparse.Namespace):
+    """The run's Config from the defaults (or QUICK) overridden by the command line."""
+    from .run import QUICK, Config
+
+    config = QUICK if args.quick else Config()
+    overrides = {"scale": args.scale, "rounds": args.rounds, "seconds": args.seconds}
+    for name, value in overrides.items():
+        if value is not None:
+            setattr(config, name, value)
+    config.tenth = not args.no_tenth
+    if config.rounds < 2:
+        raise SystemExit("--rounds must be at least 2: targets alternate over at least two rounds.")
+    return config
+
+
+def prepare_environment() -> None:
+    os.environ["DJANGO_SETTINGS_MODULE"] = "repojournal.settings.bench"
+    os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE)
+    from .database import ensure_bench_database
+
+    ensure_bench_database(os.environ["DATABASE_URL"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    prepare_environment()
+    import django
+
+    django.setup()
+    from . import report
+    from .run import run
+
+    config = configure(args)
+    results = report.build(run(config), quick=args.quick)
+    default_output = Path(tempfile.gettempdir()) / "repojournal-bench-quick.json" if args.quick else (
+        BENCH_DIR / "results.json")
+    output = args.output or default_output
+    output.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"results: {output}")
+    docs = args.docs or (None if args.quick else BENCH_DIR.parent / "docs" / "benchmarks.md")
+    if docs:
+        report.write_docs(results, docs)
+        print(f"docs: {docs}")
+    print(report.table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

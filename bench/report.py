@@ -1,0 +1,168 @@
+"""Turn a run into bench/results.json, a Markdown table, the issue's pass/fail checks and an SVG chart.
+
+Every check is computed from the measured numbers; nothing here is typed in.
+"""
+import datetime
+import os
+import platform
+import re
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from django.core.cache import cache
+from django.db import connection
+
+BARS = {("page", "cold"): 0.10, ("page", "warm"): 0.70, ("feed", "warm"): 0.70, ("api", "none"): 0.15,
+        ("webhook", "none"): 0.30}
+SEARCH_P99_MS = 150
+DEEP_PAGE_TOLERANCE = 0.20
+MAX_QUERIES = 8
+INGESTION_REFERENCES_PER_SECOND = 2000
+DOCS_START, DOCS_END = "<!-- bench:results:start -->", "<!-- bench:results:end -->"
+DEEP_PAIRS = [("tag page 100", "tag page 1"), ("api digests cursor 100", "api digests page 1"),
+              ("api posts cursor 100", "api posts page 1")]
+
+
+def machine() -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {"cpu": cpu, "cpus": os.cpu_count(), "memory_gib": round(memory, 1), "os": platform.platform()}
+
+
+def versions() -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT version()" if connection.vendor == "postgresql" else "SELECT sqlite_version()")
+        database = cursor.fetchone()[0].split(" on ")[0]
+    found = {"python": platform.python_version(), "database": database, "cache": cache.__class__.__name__}
+    for package in ("Django", "gunicorn", "psycopg", "django-ninja", "redis", "celery"):
+        found[package] = metadata.version(package)
+    client = getattr(cache, "_cache", None)
+    if client is not None and hasattr(client, "get_client"):
+        found["redis-server"] = client.get_client().info("server")["redis_version"]
+    wrk = subprocess.run(["wrk", "--version"], capture_output=True, text=True)
+    found["wrk"] = (wrk.stdout or wrk.stderr).split(" [")[0].strip()
+    return found
+
+
+def _key(item: dict) -> tuple[str, str]:
+    return item["name"], item["cache"]
+
+
+def compare_scales(large: list[dict], small: list[dict]) -> None:
+    """Annotate each target of the large scale with its small-scale figures and the change in throughput."""
+    smaller = {_key(item): item for item in small}
+    for item in large:
+        other = smaller.get(_key(item))
+        if other:
+            item["tenth_scale"] = {k: other[k] for k in ("rps", "p50_ms", "p99_ms", "queries", "ratio")}
+            item["change_from_tenth"] = round(item["ratio"] / other["ratio"] - 1, 3) if other["ratio"] else None
+
+
+def _check(name: str, value, bar: str, ok: bool) -> dict:
+    return {"check": name, "value": value, "bar": bar, "ok": bool(ok)}
+
+
+def checks(targets: list[dict], ingestion: dict) -> list[dict]:
+    """The issue's targets, each judged on this run's numbers."""
+    found = []
+    by_key = {_key(item): item for item in targets}
+    for item in targets:
+        bar = BARS.get((item["kind"], item["cache"]))
+        if bar is not None:
+            found.append(_check(f"{item['name']} ({item['cache']}) ratio", item["ratio"], f">= {bar}",
+                                item["ratio"] >= bar))
+        if item["kind"] != "baseline":
+            found.append(_check(f"{item['name']} ({item['cache']}) queries", item["queries"], f"<= {MAX_QUERIES}",
+                                item["queries"] <= MAX_QUERIES))
+        if "tenth_scale" in item and item["kind"] != "baseline":
+            found.append(_check(f"{item['name']} ({item['cache']}) queries same at both scales",
+                                f"{item['tenth_scale']['queries']} -> {item['queries']}", "equal",
+                                item["tenth_scale"]["queries"] == item["queries"]))
+            if item["kind"] in ("page", "feed") and item["change_from_tenth"] is not None:
+                found.append(_check(f"{item['name']} ({item['cache']}) throughput tenth -> full scale",
+                                    item["change_from_tenth"], ">= -0.20", item["change_from_tenth"] >= -0.20))
+    for deep, first in DEEP_PAIRS:
+        for state in ("cold", "warm", "none"):
+            if (deep, state) in by_key and (first, state) in by_key:
+                change = round(by_key[(deep, state)]["rps"] / by_key[(first, state)]["rps"] - 1, 3)
+                found.append(_check(f"{deep} vs {first} ({state}) throughput", change,
+                                    f">= -{DEEP_PAGE_TOLERANCE}", change >= -DEEP_PAGE_TOLERANCE))
+    if ("search", "cold") in by_key:
+        p99 = by_key[("search", "cold")]["p99_ms"]
+        found.append(_check("search (cold) p99 ms", p99, f"<= {SEARCH_P99_MS}", p99 <= SEARCH_P99_MS))
+    rate = ingestion.get("references", {}).get("references_per_second")
+    if rate is not None:
+        found.append(_check("ingestion references/s", rate, f">= {INGESTION_REFERENCES_PER_SECOND}",
+                            rate >= INGESTION_REFERENCES_PER_SECOND))
+    return found
+
+
+def build(raw: dict, *, quick: bool) -> dict:
+    scales = raw["scales"]
+    main, smaller = scales[-1], (scales[0] if len(scales) > 1 else None)
+    if smaller:
+        compare_scales(main["targets"], smaller["targets"])
+    return {
+        "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "quick": quick, "machine": machine(), "versions": versions(), "config": raw["config"],
+        "scale": main["scale"], "scale_factor": main["factor"], "generation_seconds": main["generation_seconds"],
+        "targets": main["targets"],
+        "tenth_scale": smaller and {"scale": smaller["scale"], "scale_factor": smaller["factor"],
+                                    "generation_seconds": smaller["generation_seconds"],
+                                    "targets": smaller["targets"]},
+        "ingestion": raw["ingestion"], "checks": checks(main["targets"], raw["ingestion"]),
+    }
+
+
+def _percent(value) -> str:
+    return "" if value is None else f"{value:+.0%}"
+
+
+def table(results: dict) -> str:
+    lines = ["| target | cache | req/s | p50 ms | p99 ms | queries | ratio | at 1/10 scale | change |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for item in results["targets"]:
+        tenth = item.get("tenth_scale") or {}
+        tenth_text = f"{tenth['rps']} req/s, {tenth['ratio']}×, {tenth['queries']} q" if tenth else ""
+        name = f"{item['name']} ({item['note']})" if item.get("note") else item["name"]
+        lines.append(f"| {name} | {item['cache']} | {item['rps']} | {item['p50_ms']} | {item['p99_ms']} | "
+                     f"{item['queries']} | {item['ratio']}× | {tenth_text} | {_percent(item.get('change_from_tenth'))} |")
+    return "\n".join(lines)
+
+
+def checks_table(results: dict) -> str:
+    lines = ["| check | measured | bar | met |", "|---|---:|---:|---|"]
+    lines += [f"| {c['check']} | {c['value']} | {c['bar']} | {'yes' if c['ok'] else '**no**'} |"
+              for c in results["checks"]]
+    return "\n".join(lines)
+
+
+def generated_section(results: dict, chart_name: str) -> str:
+    scale = ", ".join(f"{value:,} {name.replace('_', ' ')}" for name, value in results["scale"].items())
+    ingestion = results["ingestion"]
+    versions_text = ", ".join(f"{name} {value}" for name, value in results["versions"].items())
+    m = results["machine"]
+    return "\n\n".join([
+        f"Run of {results['generated_at']} at scale ×{results['scale_factor']} ({scale}); "
+        f"{results['config']['rounds']} rounds × {results['config']['seconds']} s per target.",
+        f"**Machine:** {m['cpu']}, {m['cpus']} CPUs, {m['memory_gib']} GiB, {m['os']}.\n\n**Versions:** {versions_text}.",
+        f"![Throughput as a ratio of the baseline]({chart_name})",
+        table(results),
+        "**Ingestion:** " + ", ".join(f"{kind}: {value}" for kind, value in ingestion.items()),
+        "**Generation (seconds):** " + ", ".join(f"{k} {v}" for k, v in results["generation_seconds"].items()),
+        "### The issue's targets, judged on this run\n\n" + checks_table(results),
+    ])
+
+
+def write_docs(results: dict, path: Path) -> None:
+    """Replace the generated block of the Markdown file (created if missing) and write the chart next to it."""
+    from .chart import ratio_chart
+
+    chart = path.with_name("benchmarks.svg")
+    chart.write_text(ratio_chart(results["targets"]))
+    block = f"{DOCS_START}\n{generated_section(results, chart.name)}\n{DOCS_END}"
+    text = path.read_text() if path.exists() else f"# Benchmarks\n\n{DOCS_START}\n{DOCS_END}\n"
+    pattern = re.compile(re.escape(DOCS_START) + ".*?" + re.escape(DOCS_END), re.DOTALL)
+    path.write_text(pattern.sub(lambda _: block, text, count=1))

@@ -1,0 +1,116 @@
+"""One benchmark run: for each scale, generate, then serve cold and warm and load every target in turn.
+
+Targets alternate (baseline, home, wire, ... baseline, home, ...) over several
+rounds, each after its own warm-up, so a noisy neighbour on this shared machine
+slows every target alike instead of one; ratios are taken against the baseline
+measured in the same phase of the same run.
+"""
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.core.management import call_command
+
+from . import ingest, load
+from .generate import Generator, Scale
+from .targets import Target, build_targets, check, count_queries
+
+
+@dataclass
+class Config:
+    scale: float = 1.0
+    tenth: bool = True
+    rounds: int = 2
+    seconds: float = 10
+    warmup_seconds: float = 2
+    listing_items: int = 5_000
+    deliveries: int = 500
+
+
+CACHED_KINDS = ("page", "feed", "baseline")
+QUICK = Config(scale=0.002, rounds=2, seconds=1, warmup_seconds=0, listing_items=200, deliveries=20)
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def warm_up(url: str, target: Target, seconds: float, body_file: str) -> None:
+    """A short unrecorded load (or, in quick mode, a handful of requests) before measuring."""
+    if seconds >= 1:
+        run_wrk(url, target, seconds, body_file)
+        return
+    for _ in range(5):
+        run_wrk(url, target, 0, body_file) if target.method == "POST" else urllib.request.urlopen(url).read()
+
+
+def run_wrk(url: str, target: Target, seconds: float, body_file: str) -> load.Load:
+    return load.wrk(url, max(1, seconds), method=target.method, body_file=body_file if target.body else "",
+                    headers=target.headers, unique_header=target.unique_header)
+
+
+def measured_in(target: Target, cache_state: str) -> bool:
+    """Pages, feeds and the baseline run in both phases; the API and the webhook (no page cache) once."""
+    return target.kind in CACHED_KINDS or cache_state == "cold"
+
+
+def phase(targets: list[Target], config: Config, cache_state: str, body_file: str) -> dict[str, list[load.Load]]:
+    """Serve with the page cache on (warm) or off (cold) and load each target, round after round."""
+    measured = [t for t in targets if measured_in(t, cache_state)]
+    runs: dict[str, list[load.Load]] = {t.name: [] for t in measured}
+    cache.clear()
+    with load.gunicorn({}, page_cache=cache_state == "warm") as base:
+        for number in range(1, config.rounds + 1):
+            log(f"{cache_state}: round {number}/{config.rounds}")
+            for target in measured:
+                warm_up(base + target.path, target, config.warmup_seconds, body_file)
+                result = run_wrk(base + target.path, target, config.seconds, body_file)
+                if result.errors:
+                    raise RuntimeError(f"{target.name}: {result.errors} failed requests under load")
+                runs[target.name].append(result)
+    return runs
+
+
+def summarise(target: Target, runs: list[load.Load], baseline_rps: float, cache_state: str, queries: int) -> dict:
+    rps = statistics.median(run.rps for run in runs)
+    return {
+        "name": target.name, "rps": round(rps, 1), "p50_ms": round(statistics.median(r.p50_ms for r in runs), 2),
+        "p99_ms": round(statistics.median(r.p99_ms for r in runs), 2), "queries": queries,
+        "ratio": round(rps / baseline_rps, 4), "cache": cache_state, "kind": target.kind, "path": target.path,
+        "note": target.note, "rounds": [round(run.rps, 1) for run in runs],
+    }
+
+
+def measure_scale(factor: float, config: Config) -> dict:
+    scale = Scale().times(factor)
+    log(f"generating {scale}")
+    timings = Generator(scale).run()
+    targets = build_targets()
+    for target in targets:
+        check(target)
+    results = []
+    with tempfile.NamedTemporaryFile(suffix=".json") as body:
+        body.write(next(t.body for t in targets if t.kind == "webhook"))
+        body.flush()
+        for cache_state in ("cold", "warm"):
+            runs = phase(targets, config, cache_state, body.name)
+            baseline_rps = statistics.median(run.rps for run in runs["baseline"])
+            for target in targets:
+                if measured_in(target, cache_state):
+                    state = cache_state if target.kind in CACHED_KINDS else "none"
+                    results.append(summarise(target, runs[target.name], baseline_rps, state,
+                                             count_queries(target, state)[0]))
+    return {"factor": factor, "scale": scale.__dict__, "generation_seconds": timings, "targets": results}
+
+
+def run(config: Config) -> dict:
+    call_command("migrate", interactive=False, verbosity=0)
+    factors = [config.scale / 10, config.scale] if config.tenth else [config.scale]
+    scales = [measure_scale(factor, config) for factor in factors]
+    log("ingestion")
+    ingestion = ingest.measure(config.listing_items, config.deliveries)
+    return {"scales": scales, "ingestion": ingestion, "config": config.__dict__}

@@ -1,0 +1,133 @@
+"""What is measured: the issue's list of targets, with concrete URLs picked from the generated archive.
+
+Queries per request are counted in-process with Django's test client (the same
+settings and database as the server), so wrk's numbers are not perturbed by
+counting; a page is counted cold (cache off) and warm (after one request).
+"""
+import hashlib
+import hmac
+import json
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Count
+from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
+from taggit.models import Tag
+
+from blog.models import Author, Post
+from digests.models import Digest
+from repojournal.pagination import PER_PAGE
+
+from .text import SEARCH_QUERY
+
+API_LIMIT = 20
+DEEP_PAGE = 100
+WEBHOOK_PAYLOAD = Path(settings.BASE_DIR).parent / "shared" / "fixtures" / "github" / "webhooks" / "pull_request.opened.payload.json"
+
+
+@dataclass
+class Target:
+    name: str
+    path: str
+    kind: str  # "baseline", "page", "feed", "api", "webhook"
+    note: str = ""
+    method: str = "GET"
+    body: bytes = b""
+    headers: dict = field(default_factory=dict)
+    unique_header: str = ""
+
+
+def _popular_tag() -> Tag:
+    return Tag.objects.annotate(post_count=Count("blog_taggedpost_items")).order_by("-post_count").first()
+
+
+def _prolific_author() -> Author:
+    return Author.objects.published().annotate(post_count=Count("post_links")).order_by("-post_count").first()
+
+
+def _middle(queryset):
+    """A typical item: the one in the middle of the archive, not the newest (the newest is the cheapest)."""
+    return queryset[queryset.count() // 2]
+
+
+def _deep_cursor(client: Client, path: str) -> tuple[str, int]:
+    """The API cursor DEEP_PAGE pages in (or of the last page, in a smaller archive) and its page number."""
+    url, page = path, 1
+    while page < DEEP_PAGE:
+        next_cursor = client.get(url).json()["next_cursor"]
+        if next_cursor is None:
+            break
+        url, page = f"{path}&cursor={next_cursor}", page + 1
+    return url, page
+
+
+def webhook_target() -> Target:
+    body = WEBHOOK_PAYLOAD.read_bytes()
+    signature = "sha256=" + hmac.new(settings.GITHUB_WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+    headers = {"Content-Type": "application/json", "X-GitHub-Event": "pull_request", "X-Hub-Signature-256": signature}
+    return Target("webhook (verify + store + enqueue)", "/webhooks/github", "webhook", method="POST", body=body,
+                  headers=headers, unique_header="X-GitHub-Delivery")
+
+
+def build_targets() -> list[Target]:
+    """Every target of the issue, in the order they alternate."""
+    client = Client()
+    tag = _popular_tag()
+    tag_pages = max(1, -(-Post.objects.published().tagged(tag.slug).count() // PER_PAGE))
+    deep_tag_page = min(DEEP_PAGE, tag_pages)
+    digests_deep, digests_page = _deep_cursor(client, f"/api/v1/digests/?limit={API_LIMIT}")
+    posts_deep, posts_page = _deep_cursor(client, f"/api/v1/posts/?limit={API_LIMIT}")
+    return [
+        Target("baseline", "/bench/baseline/", "baseline"),
+        Target("home", "/", "page"),
+        Target("wire", "/wire/", "page"),
+        Target("digest page", _middle(Digest.objects.published()).get_absolute_url(), "page"),
+        Target("posts", "/posts/", "page"),
+        Target("post page", _middle(Post.objects.published()).get_absolute_url(), "page"),
+        Target("tag page 1", f"/tags/{tag.slug}/", "page", note=f"{tag_pages} pages"),
+        Target("tag page 100", f"/tags/{tag.slug}/?page={deep_tag_page}", "page", note=f"page {deep_tag_page}"),
+        Target("author page", _prolific_author().get_absolute_url(), "page"),
+        Target("search", f"/search/?q={SEARCH_QUERY.replace(' ', '+')}", "page"),
+        Target("posts atom feed", "/posts/feed.atom", "feed"),
+        Target("api digests page 1", f"/api/v1/digests/?limit={API_LIMIT}", "api"),
+        Target("api digests cursor 100", digests_deep, "api", note=f"page {digests_page}"),
+        Target("api posts page 1", f"/api/v1/posts/?limit={API_LIMIT}", "api"),
+        Target("api posts cursor 100", posts_deep, "api", note=f"page {posts_page}"),
+        webhook_target(),
+    ]
+
+
+def _request(client: Client, target: Target):
+    if target.method == "POST":
+        headers = {**target.headers, target.unique_header: f"bench-count-{uuid.uuid4()}"}
+        content_type = headers.pop("Content-Type")
+        return client.post(target.path, data=target.body, content_type=content_type, headers=headers)
+    return client.get(target.path)
+
+
+def count_queries(target: Target, cache_state: str) -> tuple[int, int]:
+    """(SQL queries, status) of one request in the given cache state."""
+    client = Client()
+    with override_settings(PAGE_CACHE_ENABLED=cache_state == "warm"):
+        cache.clear()
+        if cache_state == "warm":
+            _request(client, target)
+        with CaptureQueriesContext(connection) as queries:
+            response = _request(client, target)
+    return len(queries), response.status_code
+
+
+def check(target: Target) -> None:
+    """Refuse to benchmark a target that does not answer 2xx (a fast 404 would flatter the numbers)."""
+    _, status = count_queries(target, "cold")
+    if not 200 <= status < 300:
+        raise RuntimeError(f"{target.name} ({target.path}) answered {status}")
+
+
+def summary(targets: list[Target]) -> str:
+    return json.dumps({target.name: target.path for target in targets if target.kind != "webhook"}, indent=1)
