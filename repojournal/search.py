@@ -2,9 +2,8 @@
 
 On PostgreSQL: a weighted full-text search (title A, summary/excerpt B, body C),
 ``websearch_to_tsquery`` syntax ("quoted phrases", -exclusions, or), ranked,
-with ``ts_headline`` snippets; each search vector has a GIN expression index
-(created by the search migrations from the very same expressions, so the
-planner can use it). On SQLite: every word must appear somewhere, newest first,
+with ``ts_headline`` snippets; the weighted vectors are stored, generated
+columns with GIN indexes (see search_migrations). On SQLite: every word must appear somewhere, newest first,
 with a plain snippet around the first match.
 
 Snippets are built from raw source text, much of it written by strangers, so
@@ -13,8 +12,9 @@ they are escaped first and only our own ``<mark>`` elements are added after.
 import re
 from dataclasses import dataclass, field
 
-from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank, SearchVector
+from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank, SearchVectorField
 from django.db import connection, models
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Concat
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -22,7 +22,8 @@ from django.utils.safestring import SafeString, mark_safe
 from blog.models import Post
 from digests.models import Digest, Reference
 
-CONFIG = "english"
+from .search_migrations import COLUMN, CONFIG
+
 MAX_QUERY_LENGTH = 200
 MAX_WORDS = 8
 RESULTS_PER_KIND = 20
@@ -31,16 +32,13 @@ SNIPPET_WORDS = 30
 START, STOP = "\x02", "\x03"
 
 
-def weighted_vector(**weights: str) -> SearchVector:
-    """``SearchVector`` of each field at its weight, e.g. ``weighted_vector(title="A", body="C")``."""
-    vectors = [SearchVector(name, weight=weight, config=CONFIG) for name, weight in weights.items()]
-    combined = vectors[0]
-    for vector in vectors[1:]:
-        combined = combined + vector
-    return combined
+def stored_vector(model) -> RawSQL:
+    """The model's stored ``search_vector`` column (PostgreSQL only; see search_migrations)."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    return RawSQL(f"{table}.{COLUMN}", [], output_field=SearchVectorField())
 
 
-#: The indexed search vectors; the migrations build their GIN indexes from these.
+#: Searched fields and their weights; the migrations store these vectors (frozen copies) on PostgreSQL.
 POST_FIELDS = {"title": "A", "excerpt": "B", "body": "C"}
 DIGEST_FIELDS = {"headline": "A", "summary": "B", "body": "C"}
 REFERENCE_FIELDS = {"title": "A", "body": "C"}
@@ -93,9 +91,9 @@ def search(raw_query: str | None) -> Results:
 
 # PostgreSQL ----------------------------------------------------------------------------
 
-def _ranked(queryset, fields: dict, query: SearchQuery, headline_source):
+def _ranked(queryset, query: SearchQuery, headline_source):
     return (
-        queryset.annotate(document=weighted_vector(**fields))
+        queryset.annotate(document=stored_vector(queryset.model))
         .filter(document=query)
         .annotate(
             rank=SearchRank(models.F("document"), query),
@@ -118,13 +116,13 @@ def _joined(*names: str) -> Concat:
 
 def _search_postgres(query: str) -> Results:
     tsquery = SearchQuery(query, search_type="websearch", config=CONFIG)
-    posts = _ranked(Post.objects.published(), POST_FIELDS, tsquery, _joined("excerpt", "body"))
+    posts = _ranked(Post.objects.published(), tsquery, _joined("excerpt", "body"))
     digests = _ranked(
-        Digest.objects.published().select_related("topic"), DIGEST_FIELDS, tsquery,
+        Digest.objects.published().select_related("topic"), tsquery,
         _joined("summary", "body"),
     )
     references = _ranked(
-        Reference.objects.published().select_related("repository"), REFERENCE_FIELDS, tsquery,
+        Reference.objects.published().select_related("repository"), tsquery,
         _joined("title", "body"),
     )
     return _results(query, posts, digests, references, lambda item: mark_sentinels(item.snippet))
