@@ -20,6 +20,13 @@ from repojournal.workflow import Status
 FUTURE = datetime.timedelta(days=3)
 
 
+@pytest.fixture(autouse=True)
+def render_every_request(settings):
+    """These tests measure what the views render and query, so whole-page caching (issue 6) is off here;
+    the cache's own tests cover serving and invalidating cached pages."""
+    settings.PAGE_CACHE_ENABLED = False
+
+
 def hidden_states():
     """(label, factory kwargs) for every way content can be unpublished."""
     return [
