@@ -6,6 +6,7 @@ from django.db.models import Count
 
 import reversion
 
+from ingestion.admin import regenerate_digests
 from repojournal.workflow_admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 
 from .citations import check_citations
@@ -139,7 +140,7 @@ class DigestAdmin(WorkflowAdmin):
     autocomplete_fields = ["topic"]
     prepopulated_fields = {"slug": ["headline"]}
     inlines = [DigestReferenceInline, ActionItemInline, FAQEntryInline]
-    actions = WorkflowAdmin.actions + ["add_default_faq"]
+    actions = WorkflowAdmin.actions + ["add_default_faq", regenerate_digests]
     fieldsets = [
         (None, {"fields": ["topic", "date", ("section", "label"), "headline", "slug", "byline"]}),
         ("Text", {"fields": ["summary", "body"], "description": "Cite references by their number: [1] or [ref:1]."}),

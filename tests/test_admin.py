@@ -439,3 +439,10 @@ def test_admin_index_pages_load_for_editors(client, editor, app_label):
     for label, names in expected.items():
         if app_label in (None, label):
             assert names <= listed
+
+
+def test_digest_changelist_offers_regeneration_from_github_activity(client, editor):
+    DigestFactory(status="draft")  # the action menu only shows over a non-empty list
+    client.force_login(editor)
+    response = client.get(reverse("admin:digests_digest_changelist"))
+    assert b'value="regenerate_digests"' in response.content
