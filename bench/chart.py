@@ -2,7 +2,7 @@
 from xml.sax.saxutils import escape
 
 ROW, LABEL_WIDTH, BAR_WIDTH, TOP = 22, 300, 420, 40
-COLOURS = {"cold": "#4c72b0", "warm": "#dd8452", "none": "#55a868", "baseline": "#999999"}
+COLOURS = {"cold": "#4c72b0", "warm": "#dd8452", "warm-redis": "#c9a227", "none": "#55a868"}
 MARKS = (0.10, 0.15, 0.30, 0.70)
 
 
@@ -15,7 +15,7 @@ def ratio_chart(targets: list[dict]) -> str:
              f'font-family="sans-serif" font-size="12" role="img" aria-label="Ratio to the baseline per target">',
              f'<rect width="{width}" height="{height}" fill="white"/>',
              '<text x="10" y="20" font-size="14" font-weight="bold">Throughput / baseline '
-             '(blue: cold cache, orange: warm cache, green: API and webhook)</text>']
+             '(blue: cold, orange: warm, yellow: warm via Redis only, green: API, webhook)</text>']
     for mark in MARKS:
         x = LABEL_WIDTH + BAR_WIDTH * mark / largest
         parts.append(f'<line x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{height - 24}" stroke="#c44" '

@@ -49,10 +49,10 @@ def require_wrk() -> str:
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], *, page_cache: bool):
-    """gunicorn with 2 sync workers on a free port, its base URL while the block runs."""
+def gunicorn(env: dict[str, str]):
+    """gunicorn with 2 sync workers on a free port (extra environment `env`), its base URL while the block runs."""
     port = free_port()
-    server_env = {**os.environ, **env, "PAGE_CACHE_ENABLED": "1" if page_cache else "0"}
+    server_env = {**os.environ, **env}
     command = [
         sys.executable, "-m", "gunicorn", "repojournal.wsgi:application", "--workers", str(WORKERS),
         "--worker-class", "sync", "--bind", f"127.0.0.1:{port}", "--log-level", "warning",

@@ -17,7 +17,7 @@ from django.core.management import call_command
 
 from . import ingest, load
 from .generate import Generator, Scale
-from .targets import Target, build_targets, check, count_queries
+from .targets import Target, build_targets, check, count_queries, phase_settings
 
 
 @dataclass
@@ -32,6 +32,9 @@ class Config:
 
 
 CACHED_KINDS = ("page", "feed", "baseline")
+#: Page cache off; on (pages in each worker's memory, the version checked in Redis once a second);
+#: on with PAGE_CACHE_LOCAL_SECONDS=0 (Redis on every request).
+PHASES = ("cold", "warm", "warm-redis")
 QUICK = Config(scale=0.002, rounds=2, seconds=1, warmup_seconds=0, listing_items=200, deliveries=20)
 
 
@@ -63,7 +66,9 @@ def phase(targets: list[Target], config: Config, cache_state: str, body_file: st
     measured = [t for t in targets if measured_in(t, cache_state)]
     runs: dict[str, list[load.Load]] = {t.name: [] for t in measured}
     cache.clear()
-    with load.gunicorn({}, page_cache=cache_state == "warm") as base:
+    env = {name: str(int(value) if isinstance(value, bool) else value)
+           for name, value in phase_settings(cache_state).items()}
+    with load.gunicorn(env) as base:
         for number in range(1, config.rounds + 1):
             log(f"{cache_state}: round {number}/{config.rounds}")
             for target in measured:
@@ -96,7 +101,7 @@ def measure_scale(factor: float, config: Config) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json") as body:
         body.write(next(t.body for t in targets if t.kind == "webhook"))
         body.flush()
-        for cache_state in ("cold", "warm"):
+        for cache_state in PHASES:
             runs = phase(targets, config, cache_state, body.name)
             baseline_rps = statistics.median(run.rps for run in runs["baseline"])
             for target in targets:

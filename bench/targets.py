@@ -21,6 +21,7 @@ from taggit.models import Tag
 
 from blog.models import Author, Post
 from digests.models import Digest
+from repojournal.caching import LOCAL
 from repojournal.pagination import PER_PAGE
 
 from .text import SEARCH_QUERY
@@ -110,12 +111,19 @@ def _request(client: Client, target: Target):
     return client.get(target.path)
 
 
+def phase_settings(cache_state: str) -> dict:
+    """Settings of each phase: page cache off (cold), on (warm), on but asking Redis every time (warm-redis)."""
+    return {"PAGE_CACHE_ENABLED": cache_state.startswith("warm"),
+            "PAGE_CACHE_LOCAL_SECONDS": 0 if cache_state == "warm-redis" else settings.PAGE_CACHE_LOCAL_SECONDS}
+
+
 def count_queries(target: Target, cache_state: str) -> tuple[int, int]:
     """(SQL queries, status) of one request in the given cache state."""
     client = Client()
-    with override_settings(PAGE_CACHE_ENABLED=cache_state == "warm"):
+    with override_settings(**phase_settings(cache_state)):
         cache.clear()
-        if cache_state == "warm":
+        LOCAL.reset()
+        if cache_state.startswith("warm"):
             _request(client, target)
         with CaptureQueriesContext(connection) as queries:
             response = _request(client, target)

@@ -6,7 +6,7 @@ target uses two mid-frequency words.
 """
 import random
 
-WORDS = """
+WORDS = list(dict.fromkeys("""
 python pytorch cuda kernel compiler release tensor graph memory cache performance build test
 runtime profiler quantization export inference training distributed gradient scheduler autograd
 backend frontend operator fusion dispatcher allocator benchmark latency throughput regression
@@ -27,7 +27,7 @@ worker server client request response endpoint protocol grpc http websocket json
 schema validation parser lexer grammar syntax semantic analysis optimization pass rewrite
 pattern match rule constraint solver shape symbolic guard recompile specialization dynamic
 static compile time cold warm startup import lazy eager mode script trace frozen graph
-""".split()
+""".split()))  # each word once: tags are named after them
 
 WORD_WEIGHTS = [1 / rank for rank in range(1, len(WORDS) + 1)]
 #: Two mid-frequency words: the search target looks for both.

@@ -78,3 +78,14 @@ def admin_form_data():
         return data
 
     return build
+
+
+@pytest.fixture(autouse=True)
+def empty_page_cache():
+    """Start every test with an empty cache: the page cache (issue 6) would outlive each test's rolled-back data."""
+    from django.core.cache import cache
+
+    from repojournal.caching import LOCAL
+
+    cache.clear()
+    LOCAL.reset()

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "blog",
     "ingestion",
     "accounts",
+    "repojournal.apps.RepoJournalConfig",
 ]
 
 MIDDLEWARE = [
@@ -103,7 +104,7 @@ LOGIN_URL = "admin:login"
 # memory and Celery runs every task inline, so the site works with no services.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "repojournal.cache_backend.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -163,4 +164,18 @@ API_THROTTLE_RATES = {
     "list_token": os.environ.get("API_RATE_LIST_TOKEN", "600/m"),
     "write_ip": os.environ.get("API_RATE_WRITE_IP", "60/m"),
     "write_token": os.environ.get("API_RATE_WRITE_TOKEN", "60/m"),
+}
+
+# --- Page cache (issue 6, repojournal/caching.py): whole reader pages for anonymous GETs, ---
+# invalidated whenever content is saved or deleted, with ETag/Last-Modified so revisits get 304s.
+PAGE_CACHE_ENABLED = env_bool("PAGE_CACHE_ENABLED", True)
+PAGE_CACHE_SECONDS = int(os.environ.get("PAGE_CACHE_SECONDS", "600"))
+# How long a worker serves pages from its own memory before asking Redis whether content changed.
+PAGE_CACHE_LOCAL_SECONDS = float(os.environ.get("PAGE_CACHE_LOCAL_SECONDS", "1"))
+PAGE_CACHE_VIEWS = {
+    "home", "search", "sitemap", "robots",
+    "digests:index", "digests:feed", "digests:detail", "digests:topics", "digests:topic", "digests:topic_feed",
+    "digests:repository", "digests:repository_feed",
+    "blog:index", "blog:feed", "blog:post", "blog:tags", "blog:tag", "blog:tag_feed", "blog:author",
+    "blog:author_feed",
 }

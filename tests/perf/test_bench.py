@@ -1,0 +1,103 @@
+"""`make bench`'s quick mode, end to end, so the harness cannot rot. CI runs it; the numbers are not judged.
+
+It generates a tiny archive into its own database (PostgreSQL when the suite
+runs on PostgreSQL, else a SQLite file), serves it with gunicorn, loads it
+with wrk and checks the shape and the internal consistency of what it wrote.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = {"home", "wire", "digest page", "posts", "post page", "tag page 1", "tag page 100", "author page", "search",
+         "posts atom feed"}
+UNCACHED = {"api digests page 1", "api digests cursor 100", "api posts page 1", "api posts cursor 100",
+            "webhook (verify + store + enqueue)"}
+BENCH_REDIS_DB = "/7"  # as `make bench`: the harness flushes its Redis database
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk); CI installs it"
+)
+
+
+def bench_environment(tmp_path: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    database = os.environ.get("DATABASE_URL", "")
+    if database.startswith("postgres"):
+        parts = urlsplit(database)
+        env["DATABASE_URL"] = parts._replace(path=f"{parts.path.rstrip('/')}_bench").geturl()
+    else:
+        env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'bench.sqlite3'}"
+    if os.environ.get("REDIS_URL"):
+        env["REDIS_URL"] = urlsplit(os.environ["REDIS_URL"])._replace(path=BENCH_REDIS_DB).geturl()
+    return env
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("bench")
+    output, docs = tmp_path / "results.json", tmp_path / "benchmarks.md"
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--output", str(output), "--docs", str(docs)],
+        cwd=ROOT, env=bench_environment(tmp_path), capture_output=True, text=True, timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    return json.loads(output.read_text()), docs
+
+
+def by_key(targets: list[dict]) -> dict[tuple[str, str], dict]:
+    return {(item["name"], item["cache"]): item for item in targets}
+
+
+def test_every_target_of_the_issue_is_measured_cold_and_warm(quick_run):
+    results, _ = quick_run
+    measured = set(by_key(results["targets"]))
+    phases = ("cold", "warm", "warm-redis")
+    expected = {(name, state) for name in PAGES | {"baseline"} for state in phases}
+    expected |= {(name, "none") for name in UNCACHED}
+    assert measured == expected
+
+
+def test_figures_are_measured_and_ratios_are_to_the_same_phase_baseline(quick_run):
+    results, _ = quick_run
+    targets = by_key(results["targets"])
+    for (name, state), item in targets.items():
+        assert item["rps"] > 0 and 0 < item["p50_ms"] <= item["p99_ms"], name
+        assert len(item["rounds"]) >= 2, name
+        baseline = targets[("baseline", "cold" if state == "none" else state)]
+        assert item["ratio"] == pytest.approx(item["rps"] / baseline["rps"], abs=1e-4), name
+
+
+def test_warm_pages_are_served_from_the_cache_without_sql(quick_run):
+    results, _ = quick_run
+    targets = by_key(results["targets"])
+    for name in PAGES:
+        assert targets[(name, "cold")]["queries"] > 0, name
+        assert targets[(name, "warm")]["queries"] == targets[(name, "warm-redis")]["queries"] == 0, name
+
+
+def test_the_tenth_scale_is_compared(quick_run):
+    results, _ = quick_run
+    assert results["tenth_scale"]["scale"]["posts"] < results["scale"]["posts"]
+    assert len(results["tenth_scale"]["targets"]) == len(results["targets"])
+    for item in results["targets"]:
+        assert item["tenth_scale"]["rps"] > 0
+        assert item["change_from_tenth"] == pytest.approx(item["ratio"] / item["tenth_scale"]["ratio"] - 1, abs=2e-3)
+
+
+def test_checks_ingestion_and_docs_are_written(quick_run):
+    results, docs = quick_run
+    assert {"check", "value", "bar", "ok"} <= set(results["checks"][0])
+    assert any(check["check"] == "search (cold) p99 ms" for check in results["checks"])
+    references = results["ingestion"]["references"]
+    assert references["stored"] == references["listing_items"] > 0
+    assert references["references_per_second"] > 0
+    text = docs.read_text()
+    assert "| target | cache | req/s |" in text and "benchmarks.svg" in text
+    assert docs.with_name("benchmarks.svg").read_text().startswith("<svg")

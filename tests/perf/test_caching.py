@@ -1,0 +1,254 @@
+"""The page cache: hits cost no SQL, and publishing, editing or unpublishing anything shown changes the page."""
+import datetime
+import os
+import time
+from urllib.parse import urlsplit
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from django.db import connection
+from django.utils import timezone
+
+from blog.factories import AuthorFactory, PostFactory
+from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory
+from repojournal.caching import LOCAL, VERSION_KEY
+from repojournal.workflow import Status
+
+pytestmark = pytest.mark.django_db
+
+
+REDIS_BACKEND = "repojournal.cache_backend.RedisCache"
+
+
+def redis_url(db: str = "/7") -> str:
+    """The suite's Redis, database 7 (the benchmark's): these tests flush it."""
+    return urlsplit(os.environ["REDIS_URL"])._replace(path=db).geturl()
+
+
+@pytest.fixture(autouse=True, params=["locmem", "redis"])
+def page_cache(request, settings):
+    """Every test runs on the test settings' local-memory cache and on a real Redis."""
+    if request.param == "redis":
+        if not os.environ.get("REDIS_URL"):
+            pytest.skip("REDIS_URL is not set: the Redis variant runs in CI's PostgreSQL + Redis pass")
+        settings.CACHES = {"default": {"BACKEND": REDIS_BACKEND, "LOCATION": redis_url()}}
+    settings.PAGE_CACHE_ENABLED = True
+    if "repojournal.caching.PageCacheMiddleware" not in settings.MIDDLEWARE:  # TEMPORARY until wired in base.py
+        settings.MIDDLEWARE = [*settings.MIDDLEWARE, "repojournal.caching.PageCacheMiddleware"]
+    cache.clear()
+    LOCAL.reset()
+    yield
+    cache.clear()
+    LOCAL.reset()
+
+
+def queries_for(client, url: str, **headers) -> tuple[int, object]:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url, headers=headers)
+    return len(queries), response
+
+
+def test_the_middleware_is_installed_last():
+    """Last, so the outer middleware adds its security and framing headers to cached pages too."""
+    assert settings.MIDDLEWARE[-1] == "repojournal.caching.PageCacheMiddleware"
+
+
+@pytest.mark.parametrize("rows", [3, 30])
+def test_a_cached_page_costs_no_queries_whatever_its_size(client, rows):
+    PostFactory.create_batch(rows)
+    first, response = queries_for(client, "/posts/")
+    again, cached = queries_for(client, "/posts/")
+    assert first > 0
+    assert again == 0
+    assert cached.content == response.content
+    assert cached["X-Frame-Options"] == response["X-Frame-Options"] == "DENY"
+
+
+def test_publishing_a_post_changes_every_page_showing_it(client, publisher):
+    PostFactory(title="Already out", tags=["cuda"])
+    draft = PostFactory(title="Fresh news", status=Status.DRAFT, published_at=None, tags=["cuda"])
+    pages = ["/", "/posts/", "/tags/cuda/", "/posts/feed.atom"]
+    for url in pages:
+        assert "Fresh news" not in client.get(url).content.decode()
+    draft.transition(publisher, Status.PUBLISHED)
+    for url in pages:
+        assert "Fresh news" in client.get(url).content.decode(), url
+    assert client.get(draft.get_absolute_url()).status_code == 200
+
+
+def test_editing_a_post_changes_its_pages(client):
+    post = PostFactory(title="Old title")
+    assert "Old title" in client.get(post.get_absolute_url()).content.decode()
+    post.title = "New title"
+    post.save()
+    for url in (post.get_absolute_url(), "/posts/", "/"):
+        page = client.get(url).content.decode()
+        assert "New title" in page and "Old title" not in page, url
+
+
+def test_unpublishing_a_post_removes_it(client, publisher):
+    post = PostFactory(title="Soon archived")
+    assert client.get(post.get_absolute_url()).status_code == 200
+    assert "Soon archived" in client.get("/posts/").content.decode()
+    post.transition(publisher, Status.ARCHIVED)
+    assert client.get(post.get_absolute_url()).status_code == 404
+    assert "Soon archived" not in client.get("/posts/").content.decode()
+
+
+def test_renaming_an_author_changes_the_byline(client):
+    author = AuthorFactory(name="Ada Before")
+    post = PostFactory(authors=[author])
+    assert "Ada Before" in client.get(post.get_absolute_url()).content.decode()
+    author.name = "Ada After"
+    author.save()
+    assert "Ada After" in client.get(post.get_absolute_url()).content.decode()
+
+
+def test_tagging_a_post_adds_it_to_the_tag_page(client):
+    PostFactory(title="Tagged first", tags=["perf"])
+    later = PostFactory(title="Tagged later")
+    assert "Tagged later" not in client.get("/tags/perf/").content.decode()
+    later.tags.add("perf")
+    assert "Tagged later" in client.get("/tags/perf/").content.decode()
+
+
+def digest_with_reference(**kwargs):
+    digest = DigestFactory(summary="Shipped [1].", **kwargs)
+    reference = ReferenceFactory(title="Original reference title")
+    DigestReferenceFactory(digest=digest, reference=reference, number=1)
+    return digest, reference
+
+
+def test_publishing_editing_and_unpublishing_a_digest(client, publisher):
+    digest, _ = digest_with_reference(headline="Wire story", status=Status.DRAFT, published_at=None)
+    assert "Wire story" not in client.get("/wire/").content.decode()
+    digest.transition(publisher, Status.PUBLISHED)
+    assert "Wire story" in client.get("/wire/").content.decode()
+    digest.headline = "Wire story, corrected"
+    digest.save()
+    assert "Wire story, corrected" in client.get(digest.get_absolute_url()).content.decode()
+    digest.transition(publisher, Status.ARCHIVED)
+    assert "Wire story" not in client.get("/wire/").content.decode()
+    assert client.get(digest.get_absolute_url()).status_code == 404
+
+
+def test_editing_a_cited_reference_changes_the_digest_page(client):
+    digest, reference = digest_with_reference()
+    assert "Original reference title" in client.get(digest.get_absolute_url()).content.decode()
+    reference.title = "Corrected reference title"
+    reference.save()
+    assert "Corrected reference title" in client.get(digest.get_absolute_url()).content.decode()
+
+
+def test_a_scheduled_post_appears_when_its_time_comes_with_no_save(client):
+    PostFactory(title="Visible now")
+    PostFactory(title="Scheduled soon", published_at=timezone.now() + datetime.timedelta(seconds=1.5))
+    assert "Scheduled soon" not in client.get("/posts/").content.decode()
+    time.sleep(1.6)
+    assert "Scheduled soon" in client.get("/posts/").content.decode()
+
+
+# Validators and 304s -------------------------------------------------------------------------
+
+def test_pages_carry_validators_and_revisits_get_304(client):
+    post = PostFactory()
+    response = client.get(post.get_absolute_url())
+    assert response.status_code == 200
+    etag, last_modified = response["ETag"], response["Last-Modified"]
+    assert etag.startswith('"') and last_modified.endswith("GMT")
+    count, not_modified = queries_for(client, post.get_absolute_url(), if_none_match=etag)
+    assert not_modified.status_code == 304
+    assert not_modified.content == b""
+    assert count == 0
+    assert client.get(post.get_absolute_url(), headers={"if-modified-since": last_modified}).status_code == 304
+
+
+def test_an_edit_turns_a_304_back_into_a_200(client):
+    post = PostFactory(title="Before the edit")
+    etag = client.get(post.get_absolute_url())["ETag"]
+    post.title = "After the edit"
+    post.save()
+    response = client.get(post.get_absolute_url(), headers={"if-none-match": etag})
+    assert response.status_code == 200
+    assert response["ETag"] != etag
+    assert "After the edit" in response.content.decode()
+
+
+def test_feeds_get_304_too(client):
+    PostFactory()
+    etag = client.get("/posts/feed.atom")["ETag"]
+    assert client.get("/posts/feed.atom", headers={"if-none-match": etag}).status_code == 304
+
+
+def test_validators_without_the_cache(client, settings):
+    """With the cache off (the benchmark's cold phase) pages still get an ETag and 304s."""
+    settings.PAGE_CACHE_ENABLED = False
+    post = PostFactory()
+    first, response = queries_for(client, post.get_absolute_url())
+    again, not_modified = queries_for(client, post.get_absolute_url(), if_none_match=response["ETag"])
+    assert not_modified.status_code == 304
+    assert again == first > 0
+
+
+# Several workers ---------------------------------------------------------------------------
+
+def another_worker_edits(post, title: str) -> None:
+    """What an edit in another process does here: the rows change and the shared version is dropped."""
+    type(post).objects.filter(pk=post.pk).update(title=title)  # no signal in this process
+    cache.delete(VERSION_KEY)
+
+
+def test_other_workers_edits_show_within_the_local_window(client, settings):
+    settings.PAGE_CACHE_LOCAL_SECONDS = 0.5
+    post = PostFactory(title="Title one")
+    assert "Title one" in client.get(post.get_absolute_url()).content.decode()
+    another_worker_edits(post, "Title two")
+    time.sleep(0.6)
+    assert "Title two" in client.get(post.get_absolute_url()).content.decode()
+
+
+def test_with_no_local_window_every_request_asks_the_shared_cache(client, settings):
+    settings.PAGE_CACHE_LOCAL_SECONDS = 0
+    post = PostFactory(title="Title one")
+    client.get(post.get_absolute_url())
+    another_worker_edits(post, "Title two")
+    assert "Title two" in client.get(post.get_absolute_url()).content.decode()
+
+
+def test_an_unreachable_cache_serves_from_the_database_and_writes_still_work(client):
+    with override_settings(CACHES={"default": {"BACKEND": REDIS_BACKEND, "LOCATION": "redis://127.0.0.1:1/0"}}):
+        LOCAL.reset()
+        post = PostFactory(title="Written while the cache is down")
+        response = client.get(post.get_absolute_url())
+    assert response.status_code == 200
+    assert "Written while the cache is down" in response.content.decode()
+
+
+# What is not cached ----------------------------------------------------------------------------
+
+def test_signed_in_staff_bypass_the_cache(client, publisher):
+    post = PostFactory(title="Staff see fresh pages")
+    client.get("/posts/")
+    client.force_login(publisher)
+    count, response = queries_for(client, "/posts/")
+    assert count > 0
+    assert "Staff see fresh pages" in response.content.decode()
+
+
+def test_not_found_pages_are_not_cached(client):
+    PostFactory()
+    assert client.get("/posts/not-there/").status_code == 404
+    count, response = queries_for(client, "/posts/not-there/")
+    assert response.status_code == 404
+    assert count > 0
+
+
+def test_api_lists_are_not_page_cached(client):
+    PostFactory()
+    client.get("/api/v1/posts/")
+    count, response = queries_for(client, "/api/v1/posts/")
+    assert response.status_code == 200
+    assert count > 0
