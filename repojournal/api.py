@@ -6,7 +6,7 @@ so clients handle failures in one place.
 """
 from functools import wraps
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -68,6 +68,12 @@ def on_http_error(request, exc):
 @api.exception_handler(Http404)
 def on_not_found(request, exc):
     return error(request, 404, "Not found.")
+
+
+@api.exception_handler(SuspiciousOperation)
+def on_suspicious_request(request, exc):
+    """E.g. a body over DATA_UPLOAD_MAX_MEMORY_SIZE: Django would answer with an HTML 400."""
+    return error(request, 400, f"Bad request: {exc}")
 
 
 @api.exception_handler(PermissionDenied)

@@ -234,3 +234,10 @@ def test_a_token_never_grants_more_than_its_user_may_do(client, django_user_mode
     response = client.post("/api/v1/digests/", digest_json(), content_type="application/json", **bearer(raw))
     assert response.status_code == 403 and "permission" in response.json()["detail"]
     assert not Digest.objects.exists()
+
+
+def test_an_oversized_body_is_a_400_in_the_error_shape(writer, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = writer("post", "/api/v1/posts/", {"title": "T", "slug": "t", "body": "x" * 2000})
+    assert response.status_code == 400
+    assert "exceeded" in response.json()["detail"]
