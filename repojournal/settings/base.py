@@ -54,6 +54,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "repojournal.caching.PageCacheMiddleware",  # last: outer middleware adds its headers to cached pages
 ]
 
 ROOT_URLCONF = "repojournal.urls"

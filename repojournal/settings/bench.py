@@ -9,7 +9,7 @@ the throttle still runs, so its cost is measured.
 import os
 
 from .base import *  # noqa: F403
-from .base import DATABASES, MIDDLEWARE, env_bool
+from .base import DATABASES, env_bool
 
 DEBUG = False
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or "bench-only-secret-key-0123456789-abcdefghij-klmnop"
@@ -22,8 +22,6 @@ API_THROTTLE_RATES = {scope: "1000000/s" for scope in ("list_ip", "list_token", 
 
 # The cold-cache phase turns the page cache off; the warm phase leaves it on.
 PAGE_CACHE_ENABLED = env_bool("PAGE_CACHE_ENABLED", True)
-if "repojournal.caching.PageCacheMiddleware" not in MIDDLEWARE:
-    MIDDLEWARE = [*MIDDLEWARE, "repojournal.caching.PageCacheMiddleware"]
 
 LOGGING = {
     "version": 1,

@@ -36,8 +36,6 @@ def page_cache(request, settings):
             pytest.skip("REDIS_URL is not set: the Redis variant runs in CI's PostgreSQL + Redis pass")
         settings.CACHES = {"default": {"BACKEND": REDIS_BACKEND, "LOCATION": redis_url()}}
     settings.PAGE_CACHE_ENABLED = True
-    if "repojournal.caching.PageCacheMiddleware" not in settings.MIDDLEWARE:  # TEMPORARY until wired in base.py
-        settings.MIDDLEWARE = [*settings.MIDDLEWARE, "repojournal.caching.PageCacheMiddleware"]
     cache.clear()
     LOCAL.reset()
     yield
