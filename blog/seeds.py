@@ -133,5 +133,6 @@ def _sync_authors(post: Post, authors: list[Author]) -> bool:
     if current == wanted:
         return False
     post.post_authors.all().delete()
-    PostAuthor.objects.bulk_create(PostAuthor(post=post, author=a, position=p) for p, a in enumerate(authors))
+    for position, author in enumerate(authors):  # save() so the page cache hears of the change
+        PostAuthor.objects.create(post=post, author=author, position=position)
     return True

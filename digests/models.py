@@ -343,11 +343,11 @@ class Digest(PublishableModel):
         """Store the generated FAQ so editors can edit it; returns how many entries were added."""
         if self.faq_entries.exists():
             return 0
-        FAQEntry.objects.bulk_create(
-            FAQEntry(digest=self, position=position, question=question, answer=answer)
-            for position, (question, answer) in enumerate(self.default_faq(), start=1)
-        )
-        return 3
+        entries = self.default_faq()
+        for position, (question, answer) in enumerate(entries, start=1):
+            # save(), not bulk_create(): the page cache and revisions listen for save signals
+            FAQEntry.objects.create(digest=self, position=position, question=question, answer=answer)
+        return len(entries)
 
 
 class DigestReference(models.Model):
