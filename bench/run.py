@@ -47,8 +47,11 @@ def warm_up(url: str, target: Target, seconds: float, body_file: str) -> None:
     if seconds >= 1:
         run_wrk(url, target, seconds, body_file)
         return
+    if target.method == "POST":
+        run_wrk(url, target, 1, body_file)
+        return
     for _ in range(5):
-        run_wrk(url, target, 0, body_file) if target.method == "POST" else urllib.request.urlopen(url).read()
+        urllib.request.urlopen(url).read()
 
 
 def run_wrk(url: str, target: Target, seconds: float, body_file: str) -> load.Load:
