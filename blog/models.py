@@ -55,6 +55,10 @@ class TaggedPost(TaggedItemBase):
 
     content_object = models.ForeignKey("Post", on_delete=models.CASCADE, related_name="tagged_items")
 
+    class Meta:
+        # A tag's posts are read from this index alone (no visit to the table).
+        indexes = [models.Index(fields=["tag", "content_object"], name="taggedpost_tag_post")]
+
 
 class PostQuerySet(PublishableQuerySet):
     def with_listing_data(self):
@@ -144,6 +148,15 @@ class Post(PublishableModel):
         ordering = ["-published_at", "-id"]
         get_latest_by = "published_at"
         permissions = [("publish_post", "Can approve, publish, schedule and archive posts")]
+        indexes = [
+            # Reader listings walk published posts newest first and stop after a page.
+            models.Index(
+                fields=["-published_at", "-id"], name="post_published_order",
+                condition=models.Q(status="published"),
+            ),
+            # API lists page through (updated_at, id) with a keyset cursor.
+            models.Index(fields=["updated_at", "id"], name="post_updated_order"),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -277,6 +277,15 @@ class Digest(PublishableModel):
         get_latest_by = "date"
         permissions = [("publish_digest", "Can approve, publish, schedule and archive digests")]
         constraints = [models.UniqueConstraint(fields=["topic", "date"], name="one_digest_per_topic_and_day")]
+        indexes = [
+            # The Wire walks published digests newest first and stops after a page.
+            models.Index(
+                fields=["-date", "-published_at", "-id"], name="digest_published_order",
+                condition=models.Q(status="published"),
+            ),
+            # API lists page through (updated_at, id) with a keyset cursor.
+            models.Index(fields=["updated_at", "id"], name="digest_updated_order"),
+        ]
 
     def __str__(self) -> str:
         return self.headline
