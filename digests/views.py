@@ -15,6 +15,7 @@ REPOSITORY_DIGESTS = 20
 
 
 def render_digest(request, digest: Digest, *, preview: bool = False):
+    """The stored parts of the digest (``digests.cards``) plus what depends on other digests: previous/next."""
     previous, following = digest.neighbours()
     return render(
         request,
@@ -25,6 +26,7 @@ def render_digest(request, digest: Digest, *, preview: bool = False):
             "next": following,
             "preview": preview,
             "preview_status": digest.display_status,
+            "topic_name": digest.topic.name,
             "breadcrumbs": [
                 ("Home", reverse("home")),
                 ("The Wire", reverse("digests:index")),
@@ -36,14 +38,14 @@ def render_digest(request, digest: Digest, *, preview: bool = False):
 
 
 def digest_detail(request, slug: str):
-    digest = get_object_or_404(Digest.objects.published().with_page_data(), slug=slug)
+    digest = get_object_or_404(Digest.objects.published().for_page(), slug=slug)
     return render_digest(request, digest)
 
 
 @staff_member_required
 def digest_preview(request, pk: int):
     """Staff see any digest, whatever its status, exactly as readers will."""
-    return render_digest(request, get_object_or_404(Digest.objects.with_page_data(), pk=pk), preview=True)
+    return render_digest(request, get_object_or_404(Digest.objects.for_page(), pk=pk), preview=True)
 
 
 def _wire_filters(request) -> tuple[Topic | None, Repository | None]:
@@ -63,7 +65,7 @@ def _wire_filters(request) -> tuple[Topic | None, Repository | None]:
 def wire_index(request):
     """The Wire: every published digest, newest first, optionally for one topic or repository."""
     topic, repository = _wire_filters(request)
-    digests = Digest.objects.published().with_listing_data()
+    digests = Digest.objects.published().for_cards()
     if topic:
         digests = digests.filter(topic=topic)
     if repository:
@@ -75,8 +77,7 @@ def wire_index(request):
             "page": paginate(request, digests),
             "topic": topic,
             "repository": repository,
-            "topics": Topic.objects.published(),
-            "repositories": Repository.objects.published().only("full_name"),
+            "topics": Topic.objects.published().only("name", "slug"),
             "feeds": feed_links("The Wire", "digests:feed"),
         },
     )
@@ -89,8 +90,8 @@ def topic_detail(request, slug: str):
         "digests/topic_detail.html",
         {
             "topic": topic,
-            "page": paginate(request, topic.digests.published().with_listing_data()),
-            "repositories": Repository.objects.published().filter(topic=topic),
+            "page": paginate(request, Digest.objects.published().filter(topic=topic).for_cards()),
+            "repositories": Repository.objects.filter(topic=topic).published().only("full_name"),
             "feeds": feed_links(f"The Wire: {topic.name}", "digests:topic_feed", topic.slug),
             "breadcrumbs": [
                 ("Home", reverse("home")),
@@ -102,7 +103,7 @@ def topic_detail(request, slug: str):
 
 
 def topic_index(request):
-    return render(request, "digests/topic_index.html", {"topics": Topic.objects.published()})
+    return render(request, "digests/topic_index.html", {"topics": Topic.objects.published().only("name", "slug", "description")})
 
 
 def repository_detail(request, owner: str, name: str):
@@ -117,7 +118,7 @@ def repository_detail(request, owner: str, name: str):
         {
             "repository": repository,
             "page": paginate(request, references),
-            "digests": Digest.objects.published().with_listing_data().citing(repository)[:REPOSITORY_DIGESTS],
+            "digests": Digest.objects.published().for_cards().citing(repository)[:REPOSITORY_DIGESTS],
             "chart": weekly_bars(references.merged_per_week(CHART_WEEKS)),
             "feeds": feed_links(
                 f"The Wire: {repository.full_name}", "digests:repository_feed", repository.owner, repository.name
