@@ -237,8 +237,8 @@ class DigestQuerySet(PublishableQuerySet):
         return self.select_related("topic")
 
     def for_cards(self):
-        """Only what a listing card prints: its kicker, heading link and the stored ``card_html``."""
-        return self.only("slug", "headline", "section", "label", "card_html")
+        """Only what a listing card prints: its kicker and the stored heading link and ``card_html``."""
+        return self.only("section", "label", "title_html", "card_html")
 
     def for_page(self):
         """What a digest page prints: the stored parts, not the Markdown sources or the card."""
@@ -302,6 +302,7 @@ class Digest(PublishableModel):
     slug = models.SlugField(max_length=200, unique=True, help_text="Part of the digest's address.")
     # Rendered on write by digests.cards from this digest and its own children (kept true by the signals below).
     description = models.TextField(blank=True, editable=False, help_text="The summary as plain text.")
+    title_html = models.TextField(blank=True, editable=False, help_text="The headline linked to the digest.")
     byline_html = models.TextField(blank=True, editable=False)
     card_html = models.TextField(blank=True, editable=False, help_text="A listing card after its heading.")
     page_html = models.TextField(blank=True, editable=False, help_text="Action items, references, FAQ, shipped.")
