@@ -17,6 +17,7 @@ install: $(INSTALLED)
 
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py refresh_cards --missing
 
 demo: migrate
 	$(BIN)/python manage.py import_seeds

@@ -22,7 +22,7 @@ def home(request):
         "home.html",
         {
             "digests": Digest.objects.published().for_cards()[:HOME_DIGESTS],
-            "posts": Post.objects.published().with_reader_data()[:HOME_POSTS],
+            "posts": Post.objects.published().cards()[:HOME_POSTS],
             "feeds": feed_links("The Wire", "digests:feed") + feed_links("RepoJournal posts", "blog:feed"),
         },
     )
