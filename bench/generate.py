@@ -123,6 +123,7 @@ class Generator:
         references = self._timed("references", lambda: self.references(repositories))
         digests = self._timed("digests", lambda: self.digests(repositories, references))
         self._timed("action_items", lambda: self.action_items(digests, repositories))
+        self._timed("digest_parts", self.digest_parts)
         if connection.vendor == "postgresql":
             self._timed("analyze", lambda: connection.cursor().execute("ANALYZE"))
         return self.timings
@@ -245,6 +246,10 @@ class Generator:
         digest.summary_html = render_markdown(summary, citations=True)
         digest.body_html = render_markdown(body, citations=True)
         return digest
+
+    def digest_parts(self) -> None:
+        """The cards and page parts Digest's signals would render (bulk inserts send none): digests/cards.py."""
+        Digest.objects.all().refresh_rendered()
 
     def action_items(self, digests: list[Digest], repositories: list[Repository]) -> None:
         priorities = list(ActionItem.Priority.values)

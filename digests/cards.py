@@ -12,6 +12,8 @@ the benchmark generator and the data migration (which only has historical models
 What depends on *other* digests -- previous/next, whether a digest is visible yet --
 is never stored here; the views decide it at request time.
 """
+import html
+
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.formats import date_format
@@ -63,7 +65,7 @@ def default_faq(topic: str, day: str, summary: str, actions: list[str], shipped:
 def render(digest: dict, citations: list[dict], actions: list[dict], faq: list[dict]) -> dict[str, str]:
     """Every stored field of one digest, from its ``DIGEST_VALUES`` row and its children's rows."""
     day = date_format(digest["date"], "F j, Y")
-    description = " ".join(strip_tags(digest["summary_html"]).split())
+    description = " ".join(html.unescape(strip_tags(digest["summary_html"])).split())  # plain text
     references = [
         {"number": row["number"], "kind": row["reference__kind"], "url": row["reference__url"],
          "title": display_title(row["reference__kind"], row["reference__title"], row["reference__number"]),

@@ -237,8 +237,8 @@ class DigestQuerySet(PublishableQuerySet):
         return self.select_related("topic")
 
     def for_cards(self):
-        """Only what a listing card prints: its kicker and the stored heading link and ``card_html``."""
-        return self.only("section", "label", "title_html", "card_html")
+        """Only what a listing card prints (kicker, stored heading link and card) and the keyset sort key."""
+        return self.only("section", "label", "title_html", "card_html", "date", "published_at")
 
     def for_page(self):
         """What a digest page prints: the stored parts, not the Markdown sources or the card."""
