@@ -32,8 +32,8 @@ BATCH = 500
 DIGEST_VALUES = ["id", "slug", "headline", "summary", "summary_html", "section", "label", "byline", "date",
                  "published_at", "updated_at", "topic__name", "topic__slug"]
 CITATION_VALUES = ["digest_id", "number", "reference__kind", "reference__title", "reference__number",
-                   "reference__url", "reference__repository__full_name"]
-ACTION_VALUES = ["digest_id", "text", "priority", "repository__full_name"]
+                   "reference__url", "reference__repository__full_name", "reference__repository_id"]
+ACTION_VALUES = ["digest_id", "text", "priority", "repository__full_name", "repository_id"]
 FAQ_VALUES = ["digest_id", "question", "answer"]
 
 
@@ -112,7 +112,9 @@ def _rows(model, field: str, ids: list[int], values: list[str], order: list[str]
 def refresh(digests) -> int:
     """Render and store the fields of every digest in the queryset `digests`; returns how many.
 
-    Five queries per batch of ``BATCH`` digests, whatever their size. Works on
+    Also rewrites the digest's ``DigestRepository`` rows (the repositories it cites
+    or names), which ``Digest.citing()`` reads. Seven queries per batch of ``BATCH``
+    digests, whatever their size. Works on
     historical models too, so migrations can call it. ``bulk_update`` sends no
     signals and does not touch ``updated_at``: callers invalidate the page cache.
     """
@@ -128,4 +130,18 @@ def refresh(digests) -> int:
             fields = render(row, citations[row["id"]], actions[row["id"]], faq[row["id"]])
             updated.append(model(id=row["id"], **fields))
         model.objects.bulk_update(updated, FIELDS)
+        _link_repositories(model, batch, citations, actions)
     return len(ids)
+
+
+def _link_repositories(model, batch: list[int], citations: dict, actions: dict) -> None:
+    link = model._meta.get_field("repository_links").related_model
+    link.objects.filter(digest_id__in=batch).delete()
+    link.objects.bulk_create(
+        link(digest_id=digest_id, repository_id=repository_id)
+        for digest_id in batch
+        for repository_id in dict.fromkeys(
+            [row["reference__repository_id"] for row in citations[digest_id]]
+            + [row["repository_id"] for row in actions[digest_id] if row["repository_id"]]
+        )
+    )

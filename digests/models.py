@@ -64,16 +64,16 @@ class RepositoryQuerySet(models.QuerySet):
         """Repositories a published digest cites or names in an action item.
 
         A repository known only from drafts stays unseen, so its name cannot leak
-        an unpublished story. Two EXISTS per repository, joined to the digest row:
-        the probe stops at the first published citation instead of collecting
-        every published reference of the archive (300,000 rows: ~400 ms).
-        Callers ask about one repository or one topic's few, never the whole list.
+        an unpublished story. One EXISTS per repository over ``DigestRepository``
+        joined to the digest row: the probe stops at the first published digest
+        instead of collecting every published reference of the archive (300,000
+        rows: ~400 ms). Callers ask about one repository or one topic's few.
         """
         # the rule of PublishableQuerySet.published(), applied to the joined digest
-        visible = {"digest__status": Status.PUBLISHED, "digest__published_at__lte": timezone.now()}
-        cited = DigestReference.objects.filter(reference__repository=models.OuterRef("pk"), **visible)
-        named = ActionItem.objects.filter(repository=models.OuterRef("pk"), **visible)
-        return self.filter(models.Exists(cited) | models.Exists(named))
+        shown = DigestRepository.objects.filter(
+            repository=models.OuterRef("pk"), digest__status=Status.PUBLISHED, digest__published_at__lte=timezone.now()
+        )
+        return self.filter(models.Exists(shown))
 
 
 class Repository(models.Model):
@@ -262,11 +262,13 @@ class DigestQuerySet(PublishableQuerySet):
         return count
 
     def citing(self, repository: "Repository"):
-        """Digests that cite a reference of this repository or name it in an action item."""
-        return self.filter(
-            models.Q(pk__in=DigestReference.objects.filter(reference__repository=repository).values("digest_id"))
-            | models.Q(pk__in=ActionItem.objects.filter(repository=repository).values("digest_id"))
-        )
+        """Digests that cite a reference of this repository or name it in an action item.
+
+        Read from ``DigestRepository`` (one row per digest and repository, kept with
+        the digest's rendered parts), not from the repository's references: a busy
+        repository has tens of thousands of those, a digest a dozen repositories.
+        """
+        return self.filter(pk__in=DigestRepository.objects.filter(repository=repository).values("digest_id"))
 
     def with_page_data(self):
         """Everything a digest page shows, in a fixed number of queries."""
@@ -414,6 +416,22 @@ class DigestReference(models.Model):
 
     def __str__(self) -> str:
         return f"[{self.number}] {self.reference}"
+
+
+class DigestRepository(models.Model):
+    """A repository a digest cites or names in an action item: what ``Digest.citing()`` reads.
+
+    Derived data, rewritten by ``digests.cards.refresh`` whenever the digest's parts
+    are (the same signals keep both true); never edited by hand.
+    """
+
+    digest = models.ForeignKey(Digest, related_name="repository_links", on_delete=models.CASCADE)
+    repository = models.ForeignKey(Repository, related_name="digest_links", on_delete=models.CASCADE)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["repository", "digest"], name="unique_digest_repository"),
+        ]
 
 
 class ActionItem(models.Model):

@@ -138,3 +138,20 @@ def test_listings_load_only_the_card_columns(digest):
     """A listing row must not carry the page parts or the Markdown sources (tens of kB per digest)."""
     deferred = Digest.objects.published().for_cards().get().get_deferred_fields()
     assert {"page_html", "head_html", "summary", "body", "summary_html", "body_html"} <= deferred
+
+
+@pytest.mark.django_db
+def test_the_repository_filter_follows_citations_action_items_and_moved_references(digest):
+    llvm = digest.action_items.get().repository
+    rust = RepositoryFactory(full_name="rust-lang/rust", topic=digest.topic)
+    filtered = lambda name: Client().get(f"/wire/?repository={name}")  # noqa: E731
+    assert "Carded digest" in filtered("llvm/llvm-project").content.decode()
+    assert filtered("rust-lang/rust").status_code == 404  # nothing published names it yet
+    reference = Reference.objects.get(title="Speed up the linker")
+    reference.repository = rust
+    reference.save()
+    assert "Carded digest" in filtered("rust-lang/rust").content.decode()
+    assert "Carded digest" in filtered("llvm/llvm-project").content.decode()  # still its action item's
+    ActionItem.objects.filter(digest=digest).delete()
+    assert filtered("llvm/llvm-project").status_code == 404
+    assert list(Digest.objects.citing(llvm)) == [] and list(Digest.objects.citing(rust)) == [digest]
