@@ -124,7 +124,7 @@ class Generator:
         digests = self._timed("digests", lambda: self.digests(repositories, references))
         self._timed("action_items", lambda: self.action_items(digests, repositories))
         if connection.vendor == "postgresql":
-            self._timed("analyze", lambda: connection.cursor().execute("ANALYZE"))
+            self._timed("analyze", lambda: connection.cursor().execute("VACUUM ANALYZE"))
         return self.timings
 
     # Blog ---------------------------------------------------------------------------------
