@@ -125,7 +125,7 @@ class Generator:
         self._timed("action_items", lambda: self.action_items(digests, repositories))
         self._timed("digest_parts", self.digest_parts)
         if connection.vendor == "postgresql":
-            self._timed("analyze", lambda: connection.cursor().execute("ANALYZE"))
+            self._timed("analyze", lambda: connection.cursor().execute("VACUUM ANALYZE"))
         return self.timings
 
     # Blog ---------------------------------------------------------------------------------

@@ -14,13 +14,13 @@ rows one by one, so their signals cover them), and when one of its authors or
 tags is renamed; the
 handlers below re-render the posts concerned in the same transaction, so the
 page-cache invalidation that runs on commit covers them. Rendering uses the
-templates as they are, so after changing ``blog/post_card_body.html`` run
+templates as they are, so after changing ``blog/post_card.html`` run
 ``manage.py refresh_cards``.
 """
 from django.db.models.signals import post_delete, post_save
 from django.template.loader import render_to_string
 
-CARD_TEMPLATE = "blog/post_card_body.html"
+CARD_TEMPLATE = "blog/post_card.html"
 #: Posts re-rendered per query and write when an author or tag used by many posts changes.
 REFRESH_BATCH = 500
 

@@ -17,7 +17,7 @@ from .cards import render_card
 
 EXCERPT_WORDS = 60
 #: Newest posts per tag considered when ranking related posts (see PostQuerySet.related_to).
-RELATED_CANDIDATES = 200
+RELATED_CANDIDATES = 30
 #: Silent reading speed used for "N min read".
 WORDS_PER_MINUTE = 230
 
@@ -136,8 +136,8 @@ class PostQuerySet(PublishableQuerySet):
         return self.filter(pk__in=TaggedPost.objects.filter(tag=tag).values("content_object_id"))
 
     def cards(self):
-        """Just what a listing prints: the stored card, the heading's title and link, the sort key."""
-        return self.only("title", "slug", "card_html", "published_at")
+        """Just what a listing prints (the stored card) and its sort key."""
+        return self.only("card_html", "published_at")
 
     def tag_counts(self):
         """Each tag used by these posts with how many of them use it, most used first."""

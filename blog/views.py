@@ -33,7 +33,8 @@ def render_post(request, post: Post, *, preview: bool = False):
 
 
 def post_detail(request, slug: str):
-    return render_post(request, get_object_or_404(Post.objects.published().with_reader_data(), slug=slug))
+    post = get_object_or_404(Post.objects.published().with_reader_data().defer("body", "card_html"), slug=slug)
+    return render_post(request, post)
 
 
 @staff_member_required

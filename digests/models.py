@@ -162,6 +162,50 @@ class ReferenceQuerySet(models.QuerySet):
         reference.save()
         return reference, "updated"
 
+    def upsert_many(self, repository: Repository, kind: str, rows: dict, *, skip=None) -> dict:
+        """``upsert`` for a batch (a page of a GitHub listing) in a fixed number of queries.
+
+        ``rows`` maps each key to its fields. One SELECT finds the existing rows
+        (with whatever ``select_related`` the caller put on this queryset), one
+        INSERT creates the new ones and one UPDATE writes the changed ones; an
+        unchanged row is not written and keeps ``updated_at``, as with
+        ``upsert``. Bulk writes skip ``save()`` and its signals, so Markdown is
+        rendered here -- only for new or changed bodies -- and the caller
+        invalidates the page cache. ``skip(reference, fields)`` may keep an
+        existing row as it is (its outcome is then "skipped"). Returns
+        ``{key: (reference, outcome)}``; created references have their ids.
+        """
+        existing = {ref.key: ref for ref in self.filter(repository=repository, kind=kind, key__in=list(rows))}
+        now, results, new, changed, written = timezone.now(), {}, [], [], {"updated_at"}
+        for key, fields in rows.items():
+            reference = existing.get(key)
+            if reference is None:
+                reference = self.model(repository=repository, kind=kind, key=key, **fields)
+                reference.body_html = render_markdown(reference.body)
+                new.append(reference)
+                results[key] = (reference, "created")
+                continue
+            kept = bool(skip and skip(reference, fields))
+            diff = {} if kept else {name: value for name, value in fields.items() if getattr(reference, name) != value}
+            if not diff:
+                results[key] = (reference, "skipped" if kept else "unchanged")
+                continue
+            for name, value in diff.items():
+                setattr(reference, name, value)
+            if "body" in diff:
+                reference.body_html = render_markdown(reference.body)
+                written.add("body_html")
+            reference.updated_at = now
+            written.update(diff)
+            changed.append(reference)
+            results[key] = (reference, "updated")
+        writer = self.model._base_manager.db_manager(self._db)
+        if new:
+            writer.bulk_create(new)
+        if changed:
+            writer.bulk_update(changed, sorted(written))
+        return results
+
     def cited_by(self, digests, cited: bool = True):
         """References cited (or, with cited=False, not cited) by any of `digests`."""
         citing = DigestReference.objects.filter(digest__in=digests).values("reference_id")
