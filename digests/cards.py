@@ -17,7 +17,7 @@ import html
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.formats import date_format
-from django.utils.html import format_html, strip_tags
+from django.utils.html import strip_tags
 from django.utils.text import Truncator
 
 from repojournal import structured_data
@@ -25,7 +25,7 @@ from repojournal import structured_data
 from .citations import strip_citations
 
 #: The stored fields this module renders (bulk_update names them).
-FIELDS = ["description", "title_html", "byline_html", "card_html", "page_html", "head_html"]
+FIELDS = ["description", "byline_html", "card_html", "page_html", "head_html"]
 TEASER_WORDS = 45
 BATCH = 500
 
@@ -85,9 +85,11 @@ def render(digest: dict, citations: list[dict], actions: list[dict], faq: list[d
     teaser = Truncator(description).words(TEASER_WORDS)
     return {
         "description": description,
-        "title_html": format_html('<a href="{}">{}</a>', url, digest["headline"]),
         "byline_html": byline,
-        "card_html": render_to_string("digests/parts/card.html", {"byline": byline, "teaser": teaser}),
+        "card_html": render_to_string("digests/parts/card.html", {
+            "kicker": kicker(digest["section"], digest["label"]), "url": url, "headline": digest["headline"],
+            "byline": byline, "teaser": teaser,
+        }),
         "page_html": render_to_string("digests/parts/page.html", {
             "items": items, "references": references, "faq": questions,
             "shipped": [(name, repository_path(name)) for name in shipped],

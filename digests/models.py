@@ -281,8 +281,8 @@ class DigestQuerySet(PublishableQuerySet):
         return self.select_related("topic")
 
     def for_cards(self):
-        """Only what a listing card prints (kicker, stored heading link and card) and the keyset sort key."""
-        return self.only("section", "label", "title_html", "card_html", "date", "published_at")
+        """Only what a listing prints (the stored card) and its keyset sort key (date, published_at, id)."""
+        return self.only("card_html", "date", "published_at")
 
     def for_page(self):
         """What a digest page prints: the stored parts, not the Markdown sources or the card."""
@@ -348,9 +348,8 @@ class Digest(PublishableModel):
     slug = models.SlugField(max_length=200, unique=True, help_text="Part of the digest's address.")
     # Rendered on write by digests.cards from this digest and its own children (kept true by the signals below).
     description = models.TextField(blank=True, editable=False, help_text="The summary as plain text.")
-    title_html = models.TextField(blank=True, editable=False, help_text="The headline linked to the digest.")
     byline_html = models.TextField(blank=True, editable=False)
-    card_html = models.TextField(blank=True, editable=False, help_text="A listing card after its heading.")
+    card_html = models.TextField(blank=True, editable=False, help_text="The listing card, heading at <h2>.")
     page_html = models.TextField(blank=True, editable=False, help_text="Action items, references, FAQ, shipped.")
     head_html = models.TextField(blank=True, editable=False, help_text="JSON-LD: NewsArticle and FAQPage.")
     references = models.ManyToManyField(Reference, through="DigestReference", related_name="digests")

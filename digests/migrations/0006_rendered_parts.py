@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='digest',
             name='card_html',
-            field=models.TextField(blank=True, editable=False, help_text='A listing card after its heading.'),
+            field=models.TextField(blank=True, editable=False, help_text='The listing card, heading at <h2>.'),
         ),
         migrations.AddField(
             model_name='digest',
@@ -42,11 +42,6 @@ class Migration(migrations.Migration):
             model_name='digest',
             name='page_html',
             field=models.TextField(blank=True, editable=False, help_text='Action items, references, FAQ, shipped.'),
-        ),
-        migrations.AddField(
-            model_name='digest',
-            name='title_html',
-            field=models.TextField(blank=True, editable=False, help_text='The headline linked to the digest.'),
         ),
         migrations.CreateModel(
             name='DigestRepository',
