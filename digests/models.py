@@ -520,9 +520,14 @@ class FAQEntry(models.Model):
 # Keeping the rendered parts true (digests.cards) ---------------------------------------------------
 # Every write of something a digest's card or page shows re-renders the digests showing it.
 
-def _refresh_digest(sender, instance, raw=False, **kwargs):
-    """A citation, action item or FAQ entry changed: its digest's page shows it."""
-    if not raw:
+def _refresh_digest(sender, instance, raw=False, origin=None, **kwargs):
+    """A citation, action item or FAQ entry changed: its digest's page shows it.
+
+    Not while the digest itself is being deleted (its children go first): rendering
+    it then would re-create repository links the deletion has already collected.
+    """
+    deleting_digests = isinstance(origin, Digest) or getattr(origin, "model", None) is Digest
+    if not raw and not deleting_digests:
         Digest.objects.filter(pk=instance.digest_id).refresh_rendered()
 
 

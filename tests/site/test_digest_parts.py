@@ -155,3 +155,14 @@ def test_the_repository_filter_follows_citations_action_items_and_moved_referenc
     ActionItem.objects.filter(digest=digest).delete()
     assert filtered("llvm/llvm-project").status_code == 404
     assert list(Digest.objects.citing(llvm)) == [] and list(Digest.objects.citing(rust)) == [digest]
+
+
+@pytest.mark.django_db
+def test_deleting_a_digest_deletes_its_children_and_links_without_re_rendering_it(digest, django_assert_max_num_queries):
+    FAQEntryFactory(digest=digest)
+    with django_assert_max_num_queries(12):  # collect and delete; no render of the digest going away
+        digest.delete()
+    assert not Digest.objects.exists() and not DigestReference.objects.exists()
+    assert not digest.topic.repositories.get().digest_links.exists()
+    DigestFactory(topic=digest.topic, slug="another").delete()  # a queryset delete too
+    Digest.objects.all().delete()
