@@ -314,6 +314,13 @@ class DigestQuerySet(PublishableQuerySet):
         """
         return self.filter(pk__in=DigestRepository.objects.filter(repository=repository).values("digest_id"))
 
+    def citing_keys(self, repository: "Repository", kind: str, keys: list[str]):
+        """Digests citing any of these references (by natural key): to re-render after a bulk upsert of them."""
+        cited = DigestReference.objects.filter(
+            reference__repository=repository, reference__kind=kind, reference__key__in=keys
+        ).values("digest_id")
+        return self.filter(pk__in=cited)
+
     def with_page_data(self):
         """Everything a digest page shows, in a fixed number of queries."""
         return self.select_related("topic").prefetch_related(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 from django.utils.dateparse import parse_datetime
 
-from digests.models import Reference
+from digests.models import Digest, Reference
 from repojournal import caching
 
 from .models import ReferenceSyncState
@@ -236,6 +236,8 @@ def upsert_page(repository, kind: str, items: list[Item], *, versioned: bool = F
             outcomes = [_upsert_one(repository, kind, item, versioned) for item in batch.values()]
         for outcome in outcomes:
             counts.add(outcome)
+    if counts.updated:  # a cited reference's title or URL shows on its digests' stored pages
+        Digest.objects.citing_keys(repository, kind, [item[0] for item in items]).refresh_rendered()
     if counts.created or counts.updated:
         caching.invalidate()
     return counts

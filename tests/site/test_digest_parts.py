@@ -166,3 +166,13 @@ def test_deleting_a_digest_deletes_its_children_and_links_without_re_rendering_i
     assert not digest.topic.repositories.get().digest_links.exists()
     DigestFactory(topic=digest.topic, slug="another").delete()  # a queryset delete too
     Digest.objects.all().delete()
+
+
+@pytest.mark.django_db
+def test_a_bulk_re_import_of_a_cited_reference_re_renders_its_digest(digest):
+    from ingestion.importers import upsert_page
+
+    reference = Reference.objects.get(title="Speed up the linker")
+    item = (reference.key, {"title": "Speed up the linker (re-imported)"}, None)
+    assert upsert_page(reference.repository, reference.kind, [item]).updated == 1
+    assert "Speed up the linker (re-imported)" in visible_text(page(digest))
