@@ -103,7 +103,8 @@ def topic_detail(request, slug: str):
 
 
 def topic_index(request):
-    return render(request, "digests/topic_index.html", {"topics": Topic.objects.published().only("name", "slug", "description")})
+    topics = Topic.objects.published().only("name", "slug", "description")
+    return render(request, "digests/topic_index.html", {"topics": topics})
 
 
 def repository_detail(request, owner: str, name: str):

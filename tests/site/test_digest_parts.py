@@ -158,7 +158,9 @@ def test_the_repository_filter_follows_citations_action_items_and_moved_referenc
 
 
 @pytest.mark.django_db
-def test_deleting_a_digest_deletes_its_children_and_links_without_re_rendering_it(digest, django_assert_max_num_queries):
+def test_deleting_a_digest_deletes_its_children_and_links_without_re_rendering_it(
+    digest, django_assert_max_num_queries
+):
     FAQEntryFactory(digest=digest)
     with django_assert_max_num_queries(12):  # collect and delete; no render of the digest going away
         digest.delete()
