@@ -12,6 +12,8 @@ from .models import Digest, Reference, Repository, Topic
 
 CHART_WEEKS = 26
 REPOSITORY_DIGESTS = 20
+#: What a repository page lists of each reference (and its sort key): not the bodies written by strangers.
+LISTED_REFERENCE_FIELDS = ["kind", "title", "number", "url", "merged_at", "opened_at"]
 
 
 def render_digest(request, digest: Digest, *, preview: bool = False):
@@ -118,7 +120,7 @@ def repository_detail(request, owner: str, name: str):
         "digests/repository_detail.html",
         {
             "repository": repository,
-            "page": paginate(request, references),
+            "page": paginate(request, references.only(*LISTED_REFERENCE_FIELDS)),
             "digests": Digest.objects.published().for_cards().citing(repository)[:REPOSITORY_DIGESTS],
             "chart": weekly_bars(references.merged_per_week(CHART_WEEKS)),
             "feeds": feed_links(
