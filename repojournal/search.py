@@ -86,6 +86,13 @@ class Results:
     def count(self) -> int:
         return len(self.posts) + len(self.digests) + len(self.references)
 
+    @property
+    def sections(self) -> list[tuple[str, str, list[Hit]]]:
+        """(id, heading, hits) of the kinds with hits, in page order: one template loop, no include per hit."""
+        kinds = [("digests", "Digests", self.digests), ("posts", "Posts", self.posts),
+                 ("references", "References", self.references)]
+        return [kind for kind in kinds if kind[2]]
+
 
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 
