@@ -32,6 +32,7 @@ import datetime
 import functools
 import re
 import threading
+from urllib.parse import quote
 from dataclasses import dataclass, field
 
 import Stemmer
@@ -240,17 +241,29 @@ def _search_postgres(query: str) -> Results:
         rows = cursor.fetchall()
     rows.sort(key=lambda row: (-row[2], -row[1]))  # rank, then newest id, within each kind
     results = Results(query=query)
+    post_url, digest_url = slug_url("blog:post"), slug_url("digests:detail")
     for section, _id, _rank, title, slug, label, url, kind, number, source, lexemes in rows:
         snippet = highlighter(lexemes).snippet(source)
         if section == "posts":
-            hit = Hit(title, reverse("blog:post", args=[slug]), snippet, "Post")
+            hit = Hit(title, post_url(slug), snippet, "Post")
         elif section == "digests":
-            hit = Hit(title, reverse("digests:detail", args=[slug]), snippet, f"The Wire · {label}")
+            hit = Hit(title, digest_url(slug), snippet, f"The Wire · {label}")
         else:
-            ref = Reference(kind=kind, number=number, title=title, url=url, repository=Repository(full_name=label))
-            hit = Hit(ref.display_title, ref.url or ref.repository.get_absolute_url(), snippet, label)
+            title = Reference(kind=kind, number=number, title=title).display_title
+            hit = Hit(title, url or Repository(full_name=label).get_absolute_url(), snippet, label)
         getattr(results, section).append(hit)
     return results
+
+
+def slug_url(name: str):
+    """``reverse(name, args=[slug])`` as a function of the slug: one ``reverse`` for up to 20 hits."""
+    marker = "slug-marker"
+    prefix, _, suffix = reverse(name, args=[marker]).partition(marker)
+    return lambda slug: f"{prefix}{quote(slug, safe=SLUG_SAFE)}{suffix}"
+
+
+#: What ``reverse`` leaves unquoted in a path argument.
+SLUG_SAFE = "!$&'()*+,;=/~:@"
 
 
 _local = threading.local()

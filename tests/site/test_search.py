@@ -213,3 +213,11 @@ def test_postgres_snippets_of_hostile_text_are_escaped_and_marked(client, site):
     html = hits(client, "okapi")
     assert "<img src=x" not in html and "<script>okapi" not in html
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;<mark>okapi</mark>" in html
+
+
+@pytest.mark.parametrize("slug", ["eager-cuda-memory", "a_b-9", "X"])
+def test_slug_url_is_reverse_with_one_call(slug):
+    from django.urls import reverse
+
+    for name in ("blog:post", "digests:detail"):
+        assert search.slug_url(name)(slug) == reverse(name, args=[slug])
