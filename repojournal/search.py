@@ -7,19 +7,21 @@ search_migrations). On SQLite: every word must appear somewhere, newest first,
 with a plain snippet around the first match.
 
 What a search costs must not grow with the archive, so on PostgreSQL each kind
-**ranks only its newest CANDIDATES_PER_KIND (40) matches** — posts and digests
-by publication, references by the newest published digest citing them — and
-shows the best RESULTS_PER_KIND (20) of those. A news site's readers mostly want
-recent items; an older item is still found when fewer than 40 newer ones match
-(a rare word, a phrase, more words), but not when many newer ones do, however
-well it would rank. Finding the newest matches walks an index newest first and
-checks each row's stored vector; the work is about 40 divided by the share of
-rows matching, the same at any archive size (for a rare query PostgreSQL reads
-the few matches from the GIN index instead). 40 is two candidates per hit
-shown; the cost grows in proportion, mostly for references, the dear part (most
-references are cited by no published digest, so for the benchmark's query about
-30 are checked per match). All three kinds are one ``UNION ALL`` statement,
-compiled from the querysets once per process.
+**ranks only its newest matches**: the newest 40 posts (by publication), the
+newest 40 digests and the 20 references most recently cited by a published
+digest (CANDIDATES_PER_KIND), and shows the best RESULTS_PER_KIND (20) of those.
+A news site's readers mostly want recent items; an older item is still found
+when fewer newer ones match (a rare word, a phrase, more words), but not when
+many newer ones do, however well it would rank. Finding the newest matches
+walks an index newest first and checks each row's stored vector, so the work is
+the bound divided by the share of rows matching, the same at any archive size
+(for a rare query PostgreSQL takes the few matches from the GIN index instead).
+40 is two candidates per hit shown for posts and digests. References get 20 —
+the newest 20 matches, best first — because they are the dear part: most are
+cited by no published digest, so for the benchmark's query about 30 are checked
+per match (~1,100 row visits at 40 across a 300,000-row table). All three
+kinds are one ``UNION ALL`` statement, compiled from the querysets once per
+process.
 
 Snippets are cut in Python from the first SNIPPET_SOURCE_CHARS of the shown
 rows' text, marking the words whose Snowball ``english`` stem (PyStemmer, the
@@ -55,7 +57,7 @@ MAX_QUERY_LENGTH = 200
 MAX_WORDS = 8
 RESULTS_PER_KIND = 20
 #: PostgreSQL ranks only the newest this-many matches of each kind (see the module docstring).
-CANDIDATES_PER_KIND = 40
+CANDIDATES_PER_KIND = {"posts": 40, "digests": 40, "references": 20}
 SNIPPET_WORDS = 30
 #: Snippets are cut from at most this many characters of the start of a hit's text.
 SNIPPET_SOURCE_CHARS = 1000
@@ -150,11 +152,11 @@ def _matches(queryset, tsquery: SearchQuery):
 
 
 def _best(candidates, tsquery: SearchQuery, section: str, source, **shown):
-    """The best RESULTS_PER_KIND of the newest CANDIDATES_PER_KIND `candidates`, as rows of HIT_COLUMNS.
+    """The best RESULTS_PER_KIND of the newest CANDIDATES_PER_KIND[section] `candidates`, as HIT_COLUMNS rows.
 
     `candidates` is a published, matching queryset ordered newest first; its
     LIMIT is what bounds the work: PostgreSQL walks an index newest first and
-    stops after CANDIDATES_PER_KIND matches (or, for a rare query, takes the few
+    stops after that many matches (or, for a rare query, takes the few
     matches from the GIN index), ranks only those, and the snippet source is a
     bounded prefix of the shown rows only.
     """
@@ -162,7 +164,7 @@ def _best(candidates, tsquery: SearchQuery, section: str, source, **shown):
     columns = {"title": blank, "slug": blank, "label": blank, "url": blank, "kind": blank,
                "number": Cast(models.Value(None), models.IntegerField())} | shown
     return (
-        candidates.model.objects.filter(pk__in=candidates.values("pk")[:CANDIDATES_PER_KIND])
+        candidates.model.objects.filter(pk__in=candidates.values("pk")[: CANDIDATES_PER_KIND[section]])
         .annotate(
             hit_section=models.Value(section, output_field=models.CharField()),
             rank=SearchRank(StoredVector(), tsquery),
@@ -216,7 +218,7 @@ PLACEHOLDER = "\x01query"
 
 
 @functools.lru_cache(maxsize=8)
-def _statement(alias: str, candidates: int, results: int, source_chars: int) -> tuple[str, tuple]:
+def _statement(alias: str, candidates: tuple, results: int, source_chars: int) -> tuple[str, tuple]:
     """One ``UNION ALL`` of the three queries, compiled once per process (and per setting of the bounds).
 
     Compiling three querysets with subqueries costs more Python than the rest of
@@ -232,7 +234,8 @@ def _statement(alias: str, candidates: int, results: int, source_chars: int) -> 
 
 
 def _search_postgres(query: str) -> Results:
-    sql, template = _statement(connection.alias, CANDIDATES_PER_KIND, RESULTS_PER_KIND, SNIPPET_SOURCE_CHARS)
+    bounds = tuple(CANDIDATES_PER_KIND.items())
+    sql, template = _statement(connection.alias, bounds, RESULTS_PER_KIND, SNIPPET_SOURCE_CHARS)
     now = timezone.now()
     params = [query if param == PLACEHOLDER else now if isinstance(param, datetime.datetime) else param
               for param in template]

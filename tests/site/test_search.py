@@ -182,7 +182,7 @@ def test_postgres_ranks_only_the_newest_candidates(site, monkeypatch):
     newer = [PostFactory(title=f"Other {n}", body="a quoll note", published_at=now - datetime.timedelta(days=n))
              for n in (2, 1)]
     assert [hit.title for hit in search.search("quoll").posts][0] == best_but_old.title
-    monkeypatch.setattr(search, "CANDIDATES_PER_KIND", 2)
+    monkeypatch.setitem(search.CANDIDATES_PER_KIND, "posts", 2)
     assert {hit.title for hit in search.search("quoll").posts} == {post.title for post in newer}
 
 
@@ -194,7 +194,7 @@ def test_postgres_reference_candidates_are_those_cited_by_the_newest_published_d
     Reference.objects.filter(citations__digest=old).update(title="Bilby bilby bilby")
     Reference.objects.filter(citations__digest=new).update(body="one bilby")
     assert search.search("bilby").references[0].title == "Bilby bilby bilby"
-    monkeypatch.setattr(search, "CANDIDATES_PER_KIND", 2)
+    monkeypatch.setitem(search.CANDIDATES_PER_KIND, "references", 2)
     assert {hit.title for hit in search.search("bilby").references} == {"New change 1", "New change 2"}
 
 
