@@ -221,3 +221,18 @@ def test_slug_url_is_reverse_with_one_call(slug):
 
     for name in ("blog:post", "digests:detail"):
         assert search.slug_url(name)(slug) == reverse(name, args=[slug])
+
+
+@pytest.mark.django_db
+def test_the_reference_walk_sees_exactly_the_published_references(site):
+    """PostgreSQL walks references through the citation join instead of ``published()``'s ``IN``: same rows."""
+    for number, (label, digest) in enumerate(site.hidden_digests.items(), start=20):
+        DigestReferenceFactory(digest=digest, reference=ReferenceFactory(title=f"Only {label}"), number=9)
+        shared = ReferenceFactory(title=f"Also published {label}")  # cited by a hidden and a published digest
+        DigestReferenceFactory(digest=digest, reference=shared, number=10)
+        DigestReferenceFactory(digest=site.digests[0], reference=shared, number=number)
+    walked = set(Reference.objects.filter(search._cited_by_published_digests()).values_list("pk", flat=True))
+    assert walked == set(Reference.objects.published().values_list("pk", flat=True))
+    titles = set(Reference.objects.filter(pk__in=walked).values_list("title", flat=True))
+    assert {f"Also published {label}" for label in site.hidden_digests} <= titles
+    assert not {f"Only {label}" for label in site.hidden_digests} & titles
