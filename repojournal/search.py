@@ -284,7 +284,7 @@ LEXEME = re.compile(r"'((?:[^']|'')+)'")
 
 
 def query_lexemes(querytree: str) -> frozenset[str]:
-    """The lexemes in PostgreSQL's ``querytree()`` text, e.g. ``'alloc' & 'cuda'`` (negated terms are left out there)."""
+    """The lexemes in PostgreSQL's ``querytree()`` text, e.g. ``'alloc' & 'cuda'`` (it leaves negated terms out)."""
     return frozenset(match.replace("''", "'") for match in LEXEME.findall(querytree or ""))
 
 
@@ -301,7 +301,8 @@ class Highlighter:
     def __init__(self, lexemes: frozenset[str]):
         self.lexemes = lexemes
         prefixes = sorted({lexeme[: max(2, len(lexeme) - 2)] for lexeme in lexemes}, key=len, reverse=True)
-        self.candidates = re.compile(rf"\b(?:{'|'.join(map(re.escape, prefixes))})\w*", re.IGNORECASE) if prefixes else None
+        pattern = rf"\b(?:{'|'.join(map(re.escape, prefixes))})\w*"
+        self.candidates = re.compile(pattern, re.IGNORECASE) if prefixes else None
 
     def is_match(self, word: str) -> bool:
         return stem(word) in self.lexemes
