@@ -21,6 +21,9 @@ from django.db.models.signals import post_delete, post_save
 from django.template.loader import render_to_string
 
 CARD_TEMPLATE = "blog/post_card.html"
+HEADER_TEMPLATE = "blog/post_header.html"
+#: The fields render_parts() sets.
+PARTS = ("card_html", "header_html", "posting")
 #: Posts re-rendered per query and write when an author or tag used by many posts changes.
 REFRESH_BATCH = 500
 
@@ -28,6 +31,16 @@ REFRESH_BATCH = 500
 def render_card(post) -> str:
     """The card of `post` as HTML; reads its bylines and tags (prefetched or not)."""
     return render_to_string(CARD_TEMPLATE, {"post": post})
+
+
+def render_parts(post) -> None:
+    """Set everything stored about `post` that shows its bylines and tags: the listing card, the
+    post page's header (byline, tags, disclosure) and its BlogPosting JSON-LD."""
+    from repojournal.structured_data import blog_posting
+
+    post.card_html = render_card(post)
+    post.header_html = render_to_string(HEADER_TEMPLATE, {"post": post})
+    post.posting = blog_posting(post)
 
 
 def refresh_cards(queryset, *, body: bool = False) -> int:
@@ -38,14 +51,14 @@ def refresh_cards(queryset, *, body: bool = False) -> int:
     """
     from .models import Post
 
-    fields = ["card_html", *(["body_html", "auto_excerpt", "word_count"] if body else [])]
+    fields = [*PARTS, *(["body_html", "auto_excerpt", "word_count"] if body else [])]
     ids = list(queryset.order_by().values_list("pk", flat=True).distinct())
     for start in range(0, len(ids), REFRESH_BATCH):
         posts = list(Post.objects.filter(pk__in=ids[start : start + REFRESH_BATCH]).with_reader_data())
         for post in posts:
             if body:
                 post.render_body()
-            post.card_html = render_card(post)
+            render_parts(post)
         Post.objects.bulk_update(posts, fields)
     return len(ids)
 

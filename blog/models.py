@@ -13,7 +13,7 @@ from taggit.models import TaggedItemBase
 from repojournal.rendering import render_markdown
 from repojournal.workflow import PublishableModel, PublishableQuerySet
 
-from .cards import render_card
+from .cards import PARTS, render_parts
 
 EXCERPT_WORDS = 60
 #: Newest posts per tag considered when ranking related posts (see PostQuerySet.related_to).
@@ -116,7 +116,7 @@ class PostQuerySet(PublishableQuerySet):
         SQLite cannot LIMIT inside a UNION, so there every post sharing a tag competes
         (SQLite databases are small).
         """
-        tag_ids = [tag.pk for tag in post.ordered_tags()]
+        tag_ids = list(TaggedPost.objects.filter(content_object_id=post.pk).values_list("tag_id", flat=True))
         candidates = TaggedPost.objects.filter(tag_id__in=tag_ids).values("content_object_id")
         if tag_ids and connection.features.supports_slicing_ordering_in_compound:
             newest = [
@@ -168,6 +168,8 @@ class Post(PublishableModel):
     card_html = models.TextField(
         blank=True, editable=False, help_text="The listing card, rendered on save (see blog/cards.py)."
     )
+    header_html = models.TextField(blank=True, editable=False, help_text="The post page's byline, tags, disclosure.")
+    posting = models.JSONField(default=dict, editable=False, help_text="BlogPosting JSON-LD without dateModified.")
     disclosure = models.CharField(
         max_length=300, blank=True,
         help_text="Optional line shown above the post, e.g. how it was drafted.",
@@ -178,7 +180,7 @@ class Post(PublishableModel):
     objects = PostQuerySet.as_manager()
 
     #: Fields save() computes from the others.
-    DERIVED_FIELDS = ("body_html", "auto_excerpt", "word_count", "card_html")
+    DERIVED_FIELDS = ("body_html", "auto_excerpt", "word_count", *PARTS)
 
     class Meta:
         ordering = ["-published_at", "-id"]
@@ -200,13 +202,15 @@ class Post(PublishableModel):
     def save(self, *args, **kwargs):
         """Render once what listings and pages would otherwise compute on every view."""
         self.render_body()
-        self.card_html = render_card(self) if self.pk else ""  # bylines and tags re-render it (blog/cards.py)
+        new = self.pk is None
+        if not new:  # a new post has no bylines or tags yet: rendered once it has an id
+            render_parts(self)
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {*kwargs["update_fields"], *self.DERIVED_FIELDS}
         super().save(*args, **kwargs)
-        if not self.card_html:
-            self.card_html = render_card(self)
-            Post.objects.filter(pk=self.pk).update(card_html=self.card_html)
+        if new:
+            render_parts(self)
+            Post.objects.filter(pk=self.pk).update(**{name: getattr(self, name) for name in PARTS})
 
     def render_body(self) -> None:
         """Body HTML (sanitised), its plain-text start and its word count, from the Markdown body."""

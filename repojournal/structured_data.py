@@ -19,7 +19,7 @@ def publisher() -> dict:
     return {**PUBLISHER, "url": absolute("/"), "logo": logo}
 
 
-def _date(value) -> str | None:
+def iso_date(value) -> str | None:
     return value.isoformat() if value else None
 
 
@@ -36,8 +36,8 @@ def news_article(digest: dict, references: list[dict]) -> dict:
         "description": digest["description"],
         "url": absolute(digest["url"]),
         "mainEntityOfPage": absolute(digest["url"]),
-        "datePublished": _date(digest["published_at"]),
-        "dateModified": _date(digest["updated_at"]),
+        "datePublished": iso_date(digest["published_at"]),
+        "dateModified": iso_date(digest["updated_at"]),
         "articleSection": digest["kicker"],
         "about": {"@type": "Thing", "name": digest["topic"]},
         "author": {**PUBLISHER, "url": absolute("/")},
@@ -66,7 +66,12 @@ def faq_page(questions: list[tuple[str, str]]) -> dict:
 
 
 def blog_posting(post) -> dict:
-    """A post as a BlogPosting naming every author in byline order."""
+    """A post as a BlogPosting naming every author in byline order.
+
+    Stored with the post when its bylines or tags change (blog/cards.py); the page adds
+    ``dateModified`` from the row. URLs are absolute on SITE_URL: after changing it, run
+    ``manage.py refresh_cards``.
+    """
     return {
         "@context": "https://schema.org",
         "@type": "BlogPosting",
@@ -74,8 +79,7 @@ def blog_posting(post) -> dict:
         "description": post.display_excerpt,
         "url": absolute(post.get_absolute_url()),
         "mainEntityOfPage": absolute(post.get_absolute_url()),
-        "datePublished": _date(post.published_at),
-        "dateModified": _date(post.updated_at),
+        "datePublished": iso_date(post.published_at),
         "wordCount": post.word_count,
         "keywords": [tag.name for tag in post.ordered_tags()],
         "author": [

@@ -96,3 +96,22 @@ def test_hostile_author_and_tag_names_are_escaped_in_the_stored_card(db):
     PostFactory(authors=[AuthorFactory(name="<script>alert(1)</script>")], tags=["<img src=x onerror=alert(1)>"])
     card = Post.objects.get().card_html
     assert "<script>" not in card and "<img" not in card and "&lt;script&gt;" in card
+
+
+@pytest.mark.django_db
+def test_the_post_page_header_and_json_ld_follow_renames_and_tags(client, post):
+    import json
+    import re
+
+    author = post.ordered_authors()[0]
+    author.name = "Ada Renamed"
+    author.save()
+    post.tags.add("linkers")
+    page = client.get(post.get_absolute_url()).content.decode()
+    header = page[page.index('<header class="article-header">'):page.index("</header>", page.index("article-header"))]
+    assert "Ada Renamed" in header and "linkers" in header and "Ada Writer" not in page
+    posting = next(data for data in map(json.loads, re.findall(r'<script type="application/ld\+json">(.*?)</script>', page))
+                   if data["@type"] == "BlogPosting")
+    assert [person["name"] for person in posting["author"]] == ["Ada Renamed"]
+    assert sorted(posting["keywords"]) == ["compilers", "linkers"]
+    assert posting["dateModified"] == Post.objects.get(pk=post.pk).updated_at.isoformat()

@@ -5,6 +5,7 @@ migrating a database that already holds posts (``make migrate`` does, with
 ``--missing``). See blog/cards.py.
 """
 from django.core.management.base import BaseCommand
+from django.db.models import Q
 
 from blog.cards import refresh_cards
 from blog.models import Post
@@ -15,10 +16,10 @@ class Command(BaseCommand):
     help = "Re-render the stored listing cards, body HTML, excerpts and word counts of posts."
 
     def add_arguments(self, parser):
-        parser.add_argument("--missing", action="store_true", help="Only posts that have no card yet.")
+        parser.add_argument("--missing", action="store_true", help="Only posts missing a stored card or page header.")
 
     def handle(self, *args, missing: bool = False, **options):
-        posts = Post.objects.filter(card_html="") if missing else Post.objects.all()
+        posts = Post.objects.filter(Q(card_html="") | Q(header_html="")) if missing else Post.objects.all()
         count = refresh_cards(posts, body=True)
         if count:
             caching.invalidate()  # bulk writes send no signals
