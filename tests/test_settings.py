@@ -172,3 +172,13 @@ def test_hosts_and_site_url_from_the_environment():
 
 def test_dev_debug_can_be_turned_off():
     assert loaded("repojournal.settings.dev", DJANGO_DEBUG="false")["DEBUG"] is False
+
+
+def test_navigation_links_are_the_reversed_urls(rf):
+    from django.urls import reverse
+
+    from repojournal.context_processors import NAVIGATION, navigation
+
+    links = navigation(rf.get("/"))["links"]
+    assert links == {key: reverse(name) for key, name in NAVIGATION.items()}
+    assert links["wire"] == "/wire/"
