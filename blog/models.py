@@ -4,6 +4,7 @@ import html
 from django.conf import settings
 import reversion
 from django.db import connection, models
+from django.db.models.expressions import RawSQL
 from django.urls import reverse
 from django.utils.html import strip_tags
 from django.utils.text import Truncator
@@ -18,6 +19,15 @@ from .cards import PARTS, render_parts
 EXCERPT_WORDS = 60
 #: Newest posts per tag considered when ranking related posts (see PostQuerySet.related_to).
 RELATED_CANDIDATES = 30
+#: The ids of the newest posts of each of one post's tags (PostgreSQL; params: how many per tag, the post).
+NEWEST_PER_OWN_TAG = """
+    SELECT newest.content_object_id FROM blog_taggedpost own
+    CROSS JOIN LATERAL (
+        SELECT tagged.content_object_id FROM blog_taggedpost tagged
+        WHERE tagged.tag_id = own.tag_id ORDER BY tagged.content_object_id DESC LIMIT %s
+    ) newest
+    WHERE own.content_object_id = %s
+"""
 #: Silent reading speed used for "N min read".
 WORDS_PER_MINUTE = 230
 
@@ -112,23 +122,18 @@ class PostQuerySet(PublishableQuerySet):
 
         Only the newest RELATED_CANDIDATES posts of each of its tags compete: a tag on
         half the archive would otherwise make every post page count tags over tens of
-        thousands of posts. Each tag's newest rows come from the (tag, post) index.
-        SQLite cannot LIMIT inside a UNION, so there every post sharing a tag competes
-        (SQLite databases are small).
+        thousands of posts. On PostgreSQL a LATERAL join takes each tag's newest rows from
+        the (tag, post) index inside the same query; SQLite has no LATERAL, so there every
+        post sharing a tag competes (SQLite databases are small). One query either way.
         """
-        tag_ids = list(TaggedPost.objects.filter(content_object_id=post.pk).values_list("tag_id", flat=True))
-        candidates = TaggedPost.objects.filter(tag_id__in=tag_ids).values("content_object_id")
-        if tag_ids and connection.features.supports_slicing_ordering_in_compound:
-            newest = [
-                TaggedPost.objects.filter(tag_id=tag_id).order_by("-content_object_id")
-                .values_list("content_object_id", flat=True)[:RELATED_CANDIDATES]
-                for tag_id in tag_ids
-            ]
-            candidates = newest[0].union(*newest[1:], all=True)
+        own_tags = TaggedPost.objects.filter(content_object_id=post.pk).values("tag_id")
+        candidates = TaggedPost.objects.filter(tag_id__in=own_tags).values("content_object_id")
+        if connection.vendor == "postgresql":
+            candidates = RawSQL(NEWEST_PER_OWN_TAG, (RELATED_CANDIDATES, post.pk))
         return (
             self.exclude(pk=post.pk)
             .filter(pk__in=candidates)
-            .annotate(shared_tags=models.Count("tagged_items", filter=models.Q(tagged_items__tag_id__in=tag_ids)))
+            .annotate(shared_tags=models.Count("tagged_items", filter=models.Q(tagged_items__tag_id__in=own_tags)))
             .order_by("-shared_tags", "-published_at", "-id")
         )
 

@@ -115,3 +115,26 @@ def test_the_post_page_header_and_json_ld_follow_renames_and_tags(client, post):
     assert [person["name"] for person in posting["author"]] == ["Ada Renamed"]
     assert sorted(posting["keywords"]) == ["compilers", "linkers"]
     assert posting["dateModified"] == Post.objects.get(pk=post.pk).updated_at.isoformat()
+
+
+@pytest.mark.django_db
+def test_related_posts_come_from_each_tags_newest_posts_in_one_query(client, monkeypatch):
+    """On PostgreSQL only each tag's newest RELATED_CANDIDATES posts compete (a LATERAL join)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from blog import models as blog_models
+
+    old_match = PostFactory(title="Old post sharing both", tags=["alpha", "beta"])
+    newer = [PostFactory(title=f"Newer alpha {n}", tags=["alpha"]) for n in range(2)]
+    post = PostFactory(title="The post", tags=["alpha", "beta"])
+    PostFactory(title="Newest beta", tags=["beta"])
+    monkeypatch.setattr(blog_models, "RELATED_CANDIDATES", 1)
+    with CaptureQueriesContext(connection) as queries:
+        related = [p.pk for p in Post.objects.published().related_to(post)[:3]]
+    assert len(queries) == 1
+    if connection.vendor == "postgresql":
+        assert old_match.pk not in related  # neither alpha's nor beta's newest (besides the post itself)
+        assert set(related) <= {newer[1].pk, Post.objects.get(title="Newest beta").pk}
+    else:
+        assert related[0] == old_match.pk  # every post sharing a tag competes; two shared tags rank first
