@@ -281,8 +281,18 @@ class JSONRenderer(BaseRenderer):
     charset = "utf-8"
     _default = NinjaJSONEncoder().default
 
+    @classmethod
+    def default(cls, value):
+        """Aware datetimes (every timestamp the API shows) directly, the rest through ninja's encoder."""
+        if type(value) is datetime.datetime and value.utcoffset() is not None:
+            text = value.isoformat()
+            if value.microsecond:
+                text = text[:23] + text[26:]
+            return text[:-6] + "Z" if text.endswith("+00:00") else text
+        return cls._default(value)
+
     def render(self, request: HttpRequest, data, *, response_status: int) -> bytes:
-        return orjson.dumps(data, default=self._default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+        return orjson.dumps(data, default=self.default, option=orjson.OPT_PASSTHROUGH_DATETIME)
 
 
 RENDERER = JSONRenderer()

@@ -131,3 +131,17 @@ def test_filtered_post_lists_run_a_fixed_number_of_queries(client, query):
     make(27)
     many, many_rows = count()
     assert (few_rows, many_rows) == (3, 30) and few == many
+
+
+@pytest.mark.parametrize("value", [
+    datetime.datetime(2026, 5, 1, 12, 30, 15, 123456, tzinfo=datetime.timezone.utc),
+    datetime.datetime(2026, 5, 1, 12, 30, 15, tzinfo=datetime.timezone.utc),
+    datetime.datetime(2026, 5, 1, 12, 30, 15, 5, tzinfo=datetime.timezone(datetime.timedelta(hours=2))),
+    datetime.datetime(2026, 5, 1, 12, 30, 15, 999999),
+    datetime.date(2026, 5, 1),
+    datetime.time(9, 5, 1, 250000),
+])
+def test_the_renderer_writes_dates_as_djangos_encoder_does(value):
+    assert json.loads(api_tools.RENDERER.render(None, {"v": value}, response_status=200)) == {
+        "v": DjangoJSONEncoder().default(value)
+    }
