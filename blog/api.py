@@ -40,7 +40,7 @@ def list_posts(request: HttpRequest, response: HttpResponse, filters: Query[Post
     if filters.q:
         posts = posts.matching(filters.q)
     posts = with_status(request, posts, filters.status)
-    page = paginate(request, posts, filters)
+    page = paginate(request, posts, filters, count_in_page=True)
     page["items"] = post_list_items(page["items"])
     return list_response(request, page)
 

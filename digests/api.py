@@ -47,7 +47,7 @@ def list_digests(request: HttpRequest, response: HttpResponse, filters: Query[Di
     if filters.priority:
         digests = digests.with_action_priority(filters.priority)
     digests = with_status(request, digests, filters.status)
-    page = paginate(request, digests, filters, fields=DIGEST_LIST_FIELDS)
+    page = paginate(request, digests, filters, fields=DIGEST_LIST_FIELDS, count_in_page=True)
     page["items"] = digest_list_items(page["items"])
     return list_response(request, page)
 

@@ -13,7 +13,9 @@ import orjson
 
 from django.conf import settings
 from django.core import signing
-from django.db.models import Q
+from django.core.exceptions import EmptyResultSet
+from django.db.models import IntegerField, Q
+from django.db.models.expressions import RawSQL
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
@@ -227,36 +229,67 @@ def _after(keys: tuple[str, ...], values: list):
     return Q(**{f"{keys[0]}__gte": values[0]}) & condition
 
 
+def _capped(queryset):
+    """The first COUNT_CAP + 1 matching ids: what a capped count counts."""
+    return queryset.order_by().values("pk")[: COUNT_CAP + 1]
+
+
+def _total(found: int) -> tuple[int, bool]:
+    return min(found, COUNT_CAP), found <= COUNT_CAP
+
+
 def count_up_to(queryset) -> tuple[int, bool]:
     """(how many rows match, at most COUNT_CAP; whether that is exact).
 
     ``COUNT(*)`` over ``LIMIT COUNT_CAP + 1``: the database stops after that many
     rows, so the count costs the same in an archive of a thousand or of a million.
     """
-    cap = COUNT_CAP
-    found = queryset.order_by().values("pk")[: cap + 1].count()
-    return min(found, cap), found <= cap
+    return _total(_capped(queryset).count())
+
+
+#: The annotation carrying the capped count on every row of a page (see paginate's count_in_page).
+COUNTED = "capped_count"
+
+
+def _with_count_of(page, counted):
+    """`page` with the capped count of `counted` on each row, as an uncorrelated subquery
+    that the database evaluates once: the count without a second query."""
+    sql, params = _capped(counted).query.sql_with_params()
+    return page.annotate(**{COUNTED: RawSQL(f"SELECT COUNT(*) FROM ({sql}) capped", params, IntegerField())})
 
 
 def paginate(request, queryset, params: ListParams, *, keys=("updated_at", "id"), updated_field="updated_at",
-             fields: tuple[str, ...] = ()):
+             fields: tuple[str, ...] = (), count_in_page: bool = False):
     """One page of `queryset` in a stable order with a keyset cursor.
 
     Ordered by last change, so a sync that resumes with ``updated_since`` (or
     keeps following cursors) also sees objects changed while it was paging:
     they move to the end instead of being skipped. With `fields`, the items are
     ``.values(*fields)`` rows (which must include `keys`) rather than model instances.
+    With `count_in_page` the count rides along in the page's query (a query less);
+    only an empty page needs a count of its own. Not for aggregated querysets.
     """
     reject_unknown_params(request, params)
     if params.updated_since and updated_field:
         queryset = queryset.filter(**{f"{updated_field}__gte": aware(params.updated_since)})
-    total, exact = count_up_to(queryset)
     ordered = queryset.order_by(*keys)
     if params.cursor:
         ordered = ordered.filter(_after(keys, _decode_cursor(params.cursor, keys)))
+    if count_in_page:
+        try:
+            ordered = _with_count_of(ordered, queryset)
+        except EmptyResultSet:  # .none(): no rows, and count_up_to answers 0 without a query
+            count_in_page = False
     if fields:
-        ordered = ordered.values(*fields)
+        ordered = ordered.values(*fields, *([COUNTED] if count_in_page else []))
     rows = list(ordered[: params.limit + 1])
+    if count_in_page and rows:
+        total, exact = _total(_key_value(rows[0], COUNTED))
+        if fields:
+            for row in rows:
+                del row[COUNTED]
+    else:
+        total, exact = count_up_to(queryset)
     next_cursor = None
     if len(rows) > params.limit:
         rows = rows[: params.limit]

@@ -145,3 +145,17 @@ def test_the_renderer_writes_dates_as_djangos_encoder_does(value):
     assert json.loads(api_tools.RENDERER.render(None, {"v": value}, response_status=200)) == {
         "v": DjangoJSONEncoder().default(value)
     }
+
+
+@pytest.mark.parametrize("url, factory, queries", [
+    ("/api/v1/digests/", DigestFactory, 1),  # page and count in one statement
+    ("/api/v1/posts/", PostFactory, 3),  # + bylines + tags
+])
+def test_the_count_rides_in_the_page_query_and_an_empty_page_still_counts(client, url, factory, queries):
+    first, second = factory.create_batch(2)
+    with CaptureQueriesContext(connection) as captured:
+        page = client.get(url, {"limit": 1}).json()
+    assert len(captured) == queries and (page["count"], page["count_is_exact"]) == (2, True)
+    type(second).objects.filter(pk=second.pk).update(status=Status.DRAFT)  # the rest vanishes mid-sync
+    rest = client.get(url, {"limit": 1, "cursor": page["next_cursor"]}).json()
+    assert rest["items"] == [] and rest["next_cursor"] is None and rest["count"] == 1
