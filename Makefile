@@ -17,6 +17,8 @@ install: $(INSTALLED)
 
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py refresh_cards --missing
+	$(BIN)/python manage.py refresh_digests --missing
 
 demo: migrate
 	$(BIN)/python manage.py import_seeds

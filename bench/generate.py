@@ -10,16 +10,20 @@ the posts, a few authors write most of them, a few repositories get most PRs.
 """
 import dataclasses
 import datetime
+import html
 import itertools
 import random
 import time
 
 from django.db import connection
 from django.utils import timezone
+from django.utils.html import strip_tags
+from django.utils.text import Truncator
 from taggit.models import Tag
 
 from blog.factories import AuthorFactory, PostFactory
-from blog.models import Author, Post, PostAuthor, TaggedPost
+from blog.cards import refresh_cards
+from blog.models import EXCERPT_WORDS, Author, Post, PostAuthor, TaggedPost
 from digests.factories import (
     ActionItemFactory, DigestFactory, DigestReferenceFactory, ReferenceFactory, RepositoryFactory, TopicFactory,
 )
@@ -86,13 +90,20 @@ class Generator:
         self.timings: dict[str, float] = {}
         self.pool = [self._rendered_paragraph() for _ in range(PARAGRAPHS)]
 
-    def _rendered_paragraph(self) -> tuple[str, str]:
+    def _rendered_paragraph(self) -> tuple[str, str, str]:
         text = paragraph(self.random)
-        return text, render_markdown(text)
+        rendered = render_markdown(text)
+        return text, rendered, " ".join(html.unescape(strip_tags(rendered)).split())
 
     def _body(self, paragraphs: int) -> tuple[str, str]:
+        body, body_html, _ = self._post_body(paragraphs)
+        return body, body_html
+
+    def _post_body(self, paragraphs: int) -> tuple[str, str, str]:
+        """Markdown, its HTML and its plain text, from the pool of rendered paragraphs."""
         chosen = self.random.sample(self.pool, paragraphs)
-        return "\n\n".join(text for text, _ in chosen), "\n".join(html for _, html in chosen)
+        return ("\n\n".join(text for text, _, _ in chosen), "\n".join(rendered for _, rendered, _ in chosen),
+                " ".join(plain for _, _, plain in chosen))
 
     def _timed(self, name: str, function):
         started = time.perf_counter()
@@ -107,12 +118,14 @@ class Generator:
         posts = self._timed("posts", self.posts)
         self._timed("bylines", lambda: self.bylines(posts, authors))
         self._timed("tagging", lambda: self.tagging(posts, tags))
+        self._timed("post_cards", lambda: refresh_cards(Post.objects.all()))
         repositories = self._timed("repositories", self.repositories)
         references = self._timed("references", lambda: self.references(repositories))
         digests = self._timed("digests", lambda: self.digests(repositories, references))
         self._timed("action_items", lambda: self.action_items(digests, repositories))
+        self._timed("digest_parts", self.digest_parts)
         if connection.vendor == "postgresql":
-            self._timed("analyze", lambda: connection.cursor().execute("ANALYZE"))
+            self._timed("analyze", lambda: connection.cursor().execute("VACUUM ANALYZE"))
         return self.timings
 
     # Blog ---------------------------------------------------------------------------------
@@ -137,10 +150,12 @@ class Generator:
     def posts(self) -> list[Post]:
         def build(i: int) -> Post:
             status, published_at = self._status(i, self.scale.posts)
-            body, body_html = self._body(self.random.randint(2, 5))
+            body, body_html, plain = self._post_body(self.random.randint(2, 5))
             post = PostFactory.build(title=title(self.random), slug=f"post-{i}", body=body,
                                      status=status, published_at=published_at)
-            post.body_html = body_html
+            # What Post.save() would derive (bulk inserts skip it); the card comes after bylines and tags.
+            post.body_html, post.word_count = body_html, len(plain.split())
+            post.auto_excerpt = Truncator(plain).words(EXCERPT_WORDS, truncate=" …")
             return post
 
         return bulk(Post, (build(i) for i in range(self.scale.posts)))
@@ -231,6 +246,10 @@ class Generator:
         digest.summary_html = render_markdown(summary, citations=True)
         digest.body_html = render_markdown(body, citations=True)
         return digest
+
+    def digest_parts(self) -> None:
+        """The cards and page parts Digest's signals would render (bulk inserts send none): digests/cards.py."""
+        Digest.objects.all().refresh_rendered()
 
     def action_items(self, digests: list[Digest], repositories: list[Repository]) -> None:
         priorities = list(ActionItem.Priority.values)

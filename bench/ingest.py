@@ -3,7 +3,9 @@ through a real Celery worker.
 
 The listing is PyGithub's recording of ``GET /repos/{owner}/{repo}/pulls``
 (../shared/fixtures/github/rest), repeated with fresh PR numbers until it is as
-long as asked, and imported through the same upsert the poller uses.
+long as asked, and imported as the poller imports it: a page of ``PER_PAGE`` at
+a time through ``polling.import_page`` (one batch upsert and one transaction per
+page). Importing it a second time measures a re-poll, where nothing changed.
 """
 import contextlib
 import copy
@@ -16,12 +18,12 @@ import time
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 
 from digests.models import Reference, Repository
 from ingestion import webhooks
-from ingestion.importers import upsert_pull_request
+from ingestion.importers import Counts
 from ingestion.models import IngestionRun, TrackedRepository, WebhookDelivery
+from ingestion.polling import PER_PAGE, import_page
 
 from .load import PROJECT_DIR
 
@@ -61,17 +63,25 @@ def fresh_repository(full_name: str) -> Repository:
     return repository
 
 
+def import_listing(repository: Repository, pulls: list[dict]) -> tuple[Counts, float]:
+    """Import `pulls` page by page as the poller does; the counts and the seconds it took."""
+    counts = Counts()
+    started = time.perf_counter()
+    for start in range(0, len(pulls), PER_PAGE):
+        counts.merge(import_page(repository, "pull", pulls[start:start + PER_PAGE]))
+    return counts, time.perf_counter() - started
+
+
 def references_per_second(count: int) -> dict:
-    """Import a `count`-long recorded listing into an empty repository; time only the import."""
+    """Import a `count`-long recorded listing into an empty repository, then again; time only the imports."""
     repository = fresh_repository(BENCH_REPOSITORY)
     pulls = listing(count)
-    started = time.perf_counter()
-    with transaction.atomic():  # as the poller's page loop would, one transaction per listing
-        outcomes = [upsert_pull_request(repository, pull) for pull in pulls]
-    seconds = time.perf_counter() - started
+    counts, seconds = import_listing(repository, pulls)
     stored = Reference.objects.filter(repository=repository).count()
-    return {"listing_items": count, "created": outcomes.count("created"), "stored": stored,
-            "seconds": round(seconds, 3), "references_per_second": round(stored / seconds, 1)}
+    again, again_seconds = import_listing(repository, pulls)
+    return {"listing_items": count, "per_page": PER_PAGE, "created": counts.created, "stored": stored,
+            "seconds": round(seconds, 3), "references_per_second": round(stored / seconds, 1),
+            "repoll_unchanged": again.unchanged, "repoll_items_per_second": round(count / again_seconds, 1)}
 
 
 def _delivery_body(number: int, template: dict) -> bytes:

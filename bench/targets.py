@@ -5,8 +5,10 @@ settings and database as the server), so wrk's numbers are not perturbed by
 counting; a page is counted cold (cache off) and warm (after one request).
 """
 import hashlib
+import html
 import hmac
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,7 @@ from .text import SEARCH_QUERY
 
 API_LIMIT = 20
 DEEP_PAGE = 100
+NEXT_LINK = re.compile(r'<a rel="next" href="([^"]+)"')
 WEBHOOK_PAYLOAD = Path(settings.BASE_DIR).parent / "shared" / "fixtures" / "github" / "webhooks" / "pull_request.opened.payload.json"
 
 
@@ -67,6 +70,17 @@ def _deep_cursor(client: Client, path: str) -> tuple[str, int]:
     return url, page
 
 
+def _deep_page(client: Client, path: str) -> tuple[str, int]:
+    """The listing page DEEP_PAGE pages in, reached as a reader does: following "Older" links (keyset cursors)."""
+    url, page = path, 1
+    while page < DEEP_PAGE:
+        found = NEXT_LINK.search(client.get(url).content.decode())
+        if found is None:
+            break
+        url, page = path + html.unescape(found.group(1)), page + 1
+    return url, page
+
+
 def webhook_target() -> Target:
     body = WEBHOOK_PAYLOAD.read_bytes()
     signature = "sha256=" + hmac.new(settings.GITHUB_WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
@@ -80,7 +94,7 @@ def build_targets() -> list[Target]:
     client = Client()
     tag = _popular_tag()
     tag_pages = max(1, -(-Post.objects.published().tagged(tag.slug).count() // PER_PAGE))
-    deep_tag_page = min(DEEP_PAGE, tag_pages)
+    tag_deep, tag_page = _deep_page(client, f"/tags/{tag.slug}/")
     digests_deep, digests_page = _deep_cursor(client, f"/api/v1/digests/?limit={API_LIMIT}")
     posts_deep, posts_page = _deep_cursor(client, f"/api/v1/posts/?limit={API_LIMIT}")
     return [
@@ -91,7 +105,7 @@ def build_targets() -> list[Target]:
         Target("posts", "/posts/", "page"),
         Target("post page", _middle(Post.objects.published()).get_absolute_url(), "page"),
         Target("tag page 1", f"/tags/{tag.slug}/", "page", note=f"{tag_pages} pages"),
-        Target("tag page 100", f"/tags/{tag.slug}/?page={deep_tag_page}", "page", note=f"page {deep_tag_page}"),
+        Target("tag page 100", tag_deep, "page", note=f"page {tag_page}"),
         Target("author page", _prolific_author().get_absolute_url(), "page"),
         Target("search", f"/search/?q={SEARCH_QUERY.replace(' ', '+')}", "page"),
         Target("posts atom feed", "/posts/feed.atom", "feed"),

@@ -3,7 +3,7 @@ import html
 
 from django.conf import settings
 import reversion
-from django.db import models
+from django.db import connection, models
 from django.urls import reverse
 from django.utils.html import strip_tags
 from django.utils.text import Truncator
@@ -13,7 +13,11 @@ from taggit.models import TaggedItemBase
 from repojournal.rendering import render_markdown
 from repojournal.workflow import PublishableModel, PublishableQuerySet
 
+from .cards import render_card
+
 EXCERPT_WORDS = 60
+#: Newest posts per tag considered when ranking related posts (see PostQuerySet.related_to).
+RELATED_CANDIDATES = 30
 #: Silent reading speed used for "N min read".
 WORDS_PER_MINUTE = 230
 
@@ -104,14 +108,36 @@ class PostQuerySet(PublishableQuerySet):
         return self.filter(pk__in=PostAuthor.objects.filter(author=author).values("post_id"))
 
     def related_to(self, post: "Post"):
-        """Other posts ranked by how many tags they share with `post`, then newest first."""
+        """Other posts ranked by how many tags they share with `post`, then newest first.
+
+        Only the newest RELATED_CANDIDATES posts of each of its tags compete: a tag on
+        half the archive would otherwise make every post page count tags over tens of
+        thousands of posts. Each tag's newest rows come from the (tag, post) index.
+        SQLite cannot LIMIT inside a UNION, so there every post sharing a tag competes
+        (SQLite databases are small).
+        """
         tag_ids = [tag.pk for tag in post.ordered_tags()]
+        candidates = TaggedPost.objects.filter(tag_id__in=tag_ids).values("content_object_id")
+        if tag_ids and connection.features.supports_slicing_ordering_in_compound:
+            newest = [
+                TaggedPost.objects.filter(tag_id=tag_id).order_by("-content_object_id")
+                .values_list("content_object_id", flat=True)[:RELATED_CANDIDATES]
+                for tag_id in tag_ids
+            ]
+            candidates = newest[0].union(*newest[1:], all=True)
         return (
             self.exclude(pk=post.pk)
-            .filter(tagged_items__tag_id__in=tag_ids)
-            .annotate(shared_tags=models.Count("tagged_items", distinct=True))
+            .filter(pk__in=candidates)
+            .annotate(shared_tags=models.Count("tagged_items", filter=models.Q(tagged_items__tag_id__in=tag_ids)))
             .order_by("-shared_tags", "-published_at", "-id")
         )
+
+    def tagged_with(self, tag):
+        return self.filter(pk__in=TaggedPost.objects.filter(tag=tag).values("content_object_id"))
+
+    def cards(self):
+        """Just what a listing prints (the stored card) and its sort key."""
+        return self.only("card_html", "published_at")
 
     def tag_counts(self):
         """Each tag used by these posts with how many of them use it, most used first."""
@@ -135,6 +161,13 @@ class Post(PublishableModel):
     excerpt = models.TextField(
         blank=True, help_text="Shown in listings. Leave empty to use the start of the body."
     )
+    auto_excerpt = models.TextField(
+        blank=True, editable=False, help_text="The body's first words as plain text, kept for listings."
+    )
+    word_count = models.PositiveIntegerField(default=0, editable=False)
+    card_html = models.TextField(
+        blank=True, editable=False, help_text="The listing card, rendered on save (see blog/cards.py)."
+    )
     disclosure = models.CharField(
         max_length=300, blank=True,
         help_text="Optional line shown above the post, e.g. how it was drafted.",
@@ -143,6 +176,9 @@ class Post(PublishableModel):
     tags = TaggableManager(through=TaggedPost, blank=True)
 
     objects = PostQuerySet.as_manager()
+
+    #: Fields save() computes from the others.
+    DERIVED_FIELDS = ("body_html", "auto_excerpt", "word_count", "card_html")
 
     class Meta:
         ordering = ["-published_at", "-id"]
@@ -162,8 +198,22 @@ class Post(PublishableModel):
         return self.title
 
     def save(self, *args, **kwargs):
-        self.body_html = render_markdown(self.body)
+        """Render once what listings and pages would otherwise compute on every view."""
+        self.render_body()
+        self.card_html = render_card(self) if self.pk else ""  # bylines and tags re-render it (blog/cards.py)
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], *self.DERIVED_FIELDS}
         super().save(*args, **kwargs)
+        if not self.card_html:
+            self.card_html = render_card(self)
+            Post.objects.filter(pk=self.pk).update(card_html=self.card_html)
+
+    def render_body(self) -> None:
+        """Body HTML (sanitised), its plain-text start and its word count, from the Markdown body."""
+        self.body_html = render_markdown(self.body)
+        text = html.unescape(strip_tags(self.body_html))  # plain text: templates escape it again
+        self.auto_excerpt = Truncator(" ".join(text.split())).words(EXCERPT_WORDS, truncate=" …")
+        self.word_count = len(text.split())
 
     def get_absolute_url(self) -> str:
         return reverse("blog:post", args=[self.slug])
@@ -171,20 +221,13 @@ class Post(PublishableModel):
     @property
     def display_excerpt(self) -> str:
         """The explicit excerpt, or the body's first words as plain text."""
-        if self.excerpt:
-            return self.excerpt
-        text = html.unescape(strip_tags(self.body_html))  # plain text: templates escape it again
-        return Truncator(" ".join(text.split())).words(EXCERPT_WORDS, truncate=" …")
+        return self.excerpt or self.auto_excerpt
 
     @property
     def disclosure_text(self) -> str:
         """The disclosure without a leading "Disclosure." (templates print that label themselves)."""
         text = self.disclosure.strip()
         return text[len("Disclosure."):].lstrip() if text.lower().startswith("disclosure.") else text
-
-    @property
-    def word_count(self) -> int:
-        return len(strip_tags(self.body_html).split())
 
     @property
     def reading_time(self) -> int:

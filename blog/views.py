@@ -18,7 +18,7 @@ def posts_crumbs(name: str, url: str) -> list[tuple[str, str]]:
 
 
 def render_post(request, post: Post, *, preview: bool = False):
-    related = Post.objects.published().with_reader_data().related_to(post)[:RELATED_POSTS]
+    related = Post.objects.published().cards().related_to(post)[:RELATED_POSTS]
     return render(
         request,
         "blog/post_detail.html",
@@ -33,7 +33,8 @@ def render_post(request, post: Post, *, preview: bool = False):
 
 
 def post_detail(request, slug: str):
-    return render_post(request, get_object_or_404(Post.objects.published().with_reader_data(), slug=slug))
+    post = get_object_or_404(Post.objects.published().with_reader_data().defer("body", "card_html"), slug=slug)
+    return render_post(request, post)
 
 
 @staff_member_required
@@ -48,7 +49,7 @@ def post_index(request):
         request,
         "blog/post_index.html",
         {
-            "page": paginate(request, Post.objects.published().with_reader_data()),
+            "page": paginate(request, Post.objects.published().cards()),
             "feeds": feed_links("RepoJournal posts", "blog:feed"),
         },
     )
@@ -61,8 +62,7 @@ def tag_index(request):
 
 def tag_detail(request, slug: str):
     tag = get_object_or_404(Tag, slug=slug)
-    posts = Post.objects.published().with_reader_data().tagged(slug)
-    page = paginate(request, posts)
+    page = paginate(request, Post.objects.published().cards().tagged_with(tag))
     if not page.object_list:
         raise Http404("No published post has this tag.")
     return render(
@@ -79,13 +79,16 @@ def tag_detail(request, slug: str):
 
 def author_detail(request, slug: str):
     """An author's bio and every published post they wrote or co-wrote."""
-    author = get_object_or_404(Author.objects.published(), slug=slug)
+    author = get_object_or_404(Author, slug=slug)
+    page = paginate(request, Post.objects.published().cards().by_author(author))
+    if not page.object_list:
+        raise Http404("This author has no published post.")
     return render(
         request,
         "blog/author_detail.html",
         {
             "author": author,
-            "page": paginate(request, Post.objects.published().with_reader_data().by_author(author)),
+            "page": page,
             "feeds": feed_links(f"Posts by {author.name}", "blog:author_feed", author.slug),
             "breadcrumbs": posts_crumbs(author.name, author.get_absolute_url()),
         },

@@ -10,9 +10,10 @@ from django.utils.formats import date_format
 from django.utils.text import slugify
 
 from repojournal.rendering import render_markdown
-from repojournal.workflow import PublishableModel, PublishableQuerySet, WorkflowError
+from repojournal.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
 
-from .citations import CitationReport, check_citations, strip_citations
+from . import cards
+from .citations import CitationReport, check_citations
 
 full_name_validator = RegexValidator(
     r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$",
@@ -22,8 +23,13 @@ full_name_validator = RegexValidator(
 
 class TopicQuerySet(models.QuerySet):
     def published(self):
-        """Topics with at least one published digest: the only ones readers can reach."""
-        return self.filter(pk__in=Digest.objects.published().values("topic_id"))
+        """Topics with at least one published digest: the only ones readers can reach.
+
+        EXISTS per topic, not ``IN (every published digest)``: each probe walks the
+        (topic, date) index and stops at the first published digest, so the cost
+        does not grow with the archive.
+        """
+        return self.filter(models.Exists(Digest.objects.published().filter(topic=models.OuterRef("pk"))))
 
 
 class Topic(models.Model):
@@ -58,13 +64,16 @@ class RepositoryQuerySet(models.QuerySet):
         """Repositories a published digest cites or names in an action item.
 
         A repository known only from drafts stays unseen, so its name cannot leak
-        an unpublished story.
+        an unpublished story. One EXISTS per repository over ``DigestRepository``
+        joined to the digest row: the probe stops at the first published digest
+        instead of collecting every published reference of the archive (300,000
+        rows: ~400 ms). Callers ask about one repository or one topic's few.
         """
-        digests = Digest.objects.published()
-        return self.filter(
-            models.Q(pk__in=Reference.objects.published().values("repository_id"))
-            | models.Q(pk__in=ActionItem.objects.filter(digest__in=digests).values("repository_id"))
+        # the rule of PublishableQuerySet.published(), applied to the joined digest
+        shown = DigestRepository.objects.filter(
+            repository=models.OuterRef("pk"), digest__status=Status.PUBLISHED, digest__published_at__lte=timezone.now()
         )
+        return self.filter(models.Exists(shown))
 
 
 class Repository(models.Model):
@@ -153,6 +162,50 @@ class ReferenceQuerySet(models.QuerySet):
         reference.save()
         return reference, "updated"
 
+    def upsert_many(self, repository: Repository, kind: str, rows: dict, *, skip=None) -> dict:
+        """``upsert`` for a batch (a page of a GitHub listing) in a fixed number of queries.
+
+        ``rows`` maps each key to its fields. One SELECT finds the existing rows
+        (with whatever ``select_related`` the caller put on this queryset), one
+        INSERT creates the new ones and one UPDATE writes the changed ones; an
+        unchanged row is not written and keeps ``updated_at``, as with
+        ``upsert``. Bulk writes skip ``save()`` and its signals, so Markdown is
+        rendered here -- only for new or changed bodies -- and the caller
+        invalidates the page cache. ``skip(reference, fields)`` may keep an
+        existing row as it is (its outcome is then "skipped"). Returns
+        ``{key: (reference, outcome)}``; created references have their ids.
+        """
+        existing = {ref.key: ref for ref in self.filter(repository=repository, kind=kind, key__in=list(rows))}
+        now, results, new, changed, written = timezone.now(), {}, [], [], {"updated_at"}
+        for key, fields in rows.items():
+            reference = existing.get(key)
+            if reference is None:
+                reference = self.model(repository=repository, kind=kind, key=key, **fields)
+                reference.body_html = render_markdown(reference.body)
+                new.append(reference)
+                results[key] = (reference, "created")
+                continue
+            kept = bool(skip and skip(reference, fields))
+            diff = {} if kept else {name: value for name, value in fields.items() if getattr(reference, name) != value}
+            if not diff:
+                results[key] = (reference, "skipped" if kept else "unchanged")
+                continue
+            for name, value in diff.items():
+                setattr(reference, name, value)
+            if "body" in diff:
+                reference.body_html = render_markdown(reference.body)
+                written.add("body_html")
+            reference.updated_at = now
+            written.update(diff)
+            changed.append(reference)
+            results[key] = (reference, "updated")
+        writer = self.model._base_manager.db_manager(self._db)
+        if new:
+            writer.bulk_create(new)
+        if changed:
+            writer.bulk_update(changed, sorted(written))
+        return results
+
     def cited_by(self, digests, cited: bool = True):
         """References cited (or, with cited=False, not cited) by any of `digests`."""
         citing = DigestReference.objects.filter(digest__in=digests).values("reference_id")
@@ -220,21 +273,53 @@ class Reference(models.Model):
     @property
     def display_title(self) -> str:
         """The title as the seed digests show it: commits carry their PR number, "(#186025)"."""
-        if self.kind == self.Kind.COMMIT and self.number and f"(#{self.number})" not in self.title:
-            return f"{self.title} (#{self.number})"
-        return self.title
+        return cards.display_title(self.kind, self.title, self.number)
 
 
 class DigestQuerySet(PublishableQuerySet):
     def with_listing_data(self):
         return self.select_related("topic")
 
-    def citing(self, repository: "Repository"):
-        """Digests that cite a reference of this repository or name it in an action item."""
-        return self.filter(
-            models.Q(pk__in=DigestReference.objects.filter(reference__repository=repository).values("digest_id"))
-            | models.Q(pk__in=ActionItem.objects.filter(repository=repository).values("digest_id"))
+    def for_cards(self):
+        """Only what a listing prints (the stored card) and its keyset sort key (date, published_at, id)."""
+        return self.only("card_html", "date", "published_at")
+
+    def for_page(self):
+        """What a digest page prints: the stored parts, not the Markdown sources or the card."""
+        return self.select_related("topic").only(
+            "slug", "headline", "section", "label", "date", "status", "published_at", "summary_html", "body_html",
+            "description", "byline_html", "page_html", "head_html", "topic__name", "topic__slug",
         )
+
+    def refresh_rendered(self) -> int:
+        """Re-render and store the card and page parts of these digests (see ``digests.cards``).
+
+        The signals below call it whenever something a digest shows is written; call
+        it yourself after ``bulk_create``/``update()`` of digests or their children,
+        which send no signals. Returns how many digests were rendered.
+        """
+        from repojournal import caching
+
+        count = cards.refresh(self)
+        if count:
+            caching.invalidate()  # bulk_update sends no signals
+        return count
+
+    def citing(self, repository: "Repository"):
+        """Digests that cite a reference of this repository or name it in an action item.
+
+        Read from ``DigestRepository`` (one row per digest and repository, kept with
+        the digest's rendered parts), not from the repository's references: a busy
+        repository has tens of thousands of those, a digest a dozen repositories.
+        """
+        return self.filter(pk__in=DigestRepository.objects.filter(repository=repository).values("digest_id"))
+
+    def citing_keys(self, repository: "Repository", kind: str, keys: list[str]):
+        """Digests citing any of these references (by natural key): to re-render after a bulk upsert of them."""
+        cited = DigestReference.objects.filter(
+            reference__repository=repository, reference__kind=kind, reference__key__in=keys
+        ).values("digest_id")
+        return self.filter(pk__in=cited)
 
     def with_page_data(self):
         """Everything a digest page shows, in a fixed number of queries."""
@@ -268,6 +353,12 @@ class Digest(PublishableModel):
     body_html = models.TextField(blank=True, editable=False)
     byline = models.CharField(max_length=100, default="RepoJournal")
     slug = models.SlugField(max_length=200, unique=True, help_text="Part of the digest's address.")
+    # Rendered on write by digests.cards from this digest and its own children (kept true by the signals below).
+    description = models.TextField(blank=True, editable=False, help_text="The summary as plain text.")
+    byline_html = models.TextField(blank=True, editable=False)
+    card_html = models.TextField(blank=True, editable=False, help_text="The listing card, heading at <h2>.")
+    page_html = models.TextField(blank=True, editable=False, help_text="Action items, references, FAQ, shipped.")
+    head_html = models.TextField(blank=True, editable=False, help_text="JSON-LD: NewsArticle and FAQPage.")
     references = models.ManyToManyField(Reference, through="DigestReference", related_name="digests")
 
     objects = DigestQuerySet.as_manager()
@@ -309,8 +400,12 @@ class Digest(PublishableModel):
         return date_format(self.date, "F j, Y")
 
     def neighbours(self) -> tuple["Digest | None", "Digest | None"]:
-        """The previous and next published digests of the same topic, by date."""
-        same_topic = Digest.objects.published().filter(topic_id=self.topic_id).select_related("topic")
+        """The previous and next published digests of the same topic, by date.
+
+        Decided per request (publication is time-based); each is one probe of the
+        (topic, date) index.
+        """
+        same_topic = Digest.objects.published().filter(topic_id=self.topic_id).only("slug", "headline")
         previous = same_topic.filter(date__lt=self.date).order_by("-date").first()
         following = same_topic.filter(date__gt=self.date).order_by("date").first()
         return previous, following
@@ -333,15 +428,10 @@ class Digest(PublishableModel):
 
     def default_faq(self) -> list[tuple[str, str]]:
         """The FAQ the seed digests carry, generated from this digest's content."""
-        topic, day = self.topic.name, self.display_date
-        return [
-            (f"What changed in {topic} on {day}?", " ".join(strip_citations(self.summary).split())),
-            (f"What should {topic} teams do about it?", " • ".join(item.text for item in self.action_items.all())),
-            (
-                f"Which {topic} repositories shipped on {day}?",
-                ", ".join(repo.full_name for repo in self.shipped_repositories()),
-            ),
-        ]
+        return cards.default_faq(
+            self.topic.name, self.display_date, self.summary, [item.text for item in self.action_items.all()],
+            [repo.full_name for repo in self.shipped_repositories()],
+        )
 
     def faq(self) -> list[tuple[str, str]]:
         """The editors' FAQ, or the generated defaults while there is none."""
@@ -376,6 +466,22 @@ class DigestReference(models.Model):
 
     def __str__(self) -> str:
         return f"[{self.number}] {self.reference}"
+
+
+class DigestRepository(models.Model):
+    """A repository a digest cites or names in an action item: what ``Digest.citing()`` reads.
+
+    Derived data, rewritten by ``digests.cards.refresh`` whenever the digest's parts
+    are (the same signals keep both true); never edited by hand.
+    """
+
+    digest = models.ForeignKey(Digest, related_name="repository_links", on_delete=models.CASCADE)
+    repository = models.ForeignKey(Repository, related_name="digest_links", on_delete=models.CASCADE)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["repository", "digest"], name="unique_digest_repository"),
+        ]
 
 
 class ActionItem(models.Model):
@@ -417,6 +523,56 @@ class FAQEntry(models.Model):
     def __str__(self) -> str:
         return self.question
 
+
+# Keeping the rendered parts true (digests.cards) ---------------------------------------------------
+# Every write of something a digest's card or page shows re-renders the digests showing it.
+
+def _refresh_digest(sender, instance, raw=False, origin=None, **kwargs):
+    """A citation, action item or FAQ entry changed: its digest's page shows it.
+
+    Not while the digest itself is being deleted (its children go first): rendering
+    it then would re-create repository links the deletion has already collected.
+    """
+    deleting_digests = isinstance(origin, Digest) or getattr(origin, "model", None) is Digest
+    if not raw and not deleting_digests:
+        Digest.objects.filter(pk=instance.digest_id).refresh_rendered()
+
+
+def _refresh_saved_digest(sender, instance, raw=False, **kwargs):
+    if not raw:
+        Digest.objects.filter(pk=instance.pk).refresh_rendered()
+
+
+def _refresh_citing_digests(sender, instance, raw=False, created=False, **kwargs):
+    """A reference's title, URL, kind or repository shows in every digest citing it (one indexed query)."""
+    if not raw and not created:
+        Digest.objects.filter(digest_references__reference=instance).refresh_rendered()
+
+
+def _remember_shown(sender, instance, raw=False, **kwargs):
+    """Before a topic or repository is saved, note the values digests show, to re-render only on a change."""
+    if not raw and instance.pk:
+        instance._shown_before = sender.objects.filter(pk=instance.pk).values_list(*SHOWN[sender]).first()
+
+
+def _refresh_if_shown_changed(sender, instance, raw=False, created=False, **kwargs):
+    """A renamed topic or repository re-renders its digests (hundreds: not for a description edit)."""
+    before = getattr(instance, "_shown_before", None)
+    if raw or created or before is None or before == tuple(getattr(instance, name) for name in SHOWN[sender]):
+        return
+    digests = Digest.objects.filter(topic=instance) if sender is Topic else Digest.objects.citing(instance)
+    digests.refresh_rendered()
+
+
+SHOWN = {Topic: ("name", "slug"), Repository: ("full_name",)}
+for _model in (DigestReference, ActionItem, FAQEntry):
+    models.signals.post_save.connect(_refresh_digest, sender=_model, dispatch_uid=f"cards-save-{_model.__name__}")
+    models.signals.post_delete.connect(_refresh_digest, sender=_model, dispatch_uid=f"cards-delete-{_model.__name__}")
+models.signals.post_save.connect(_refresh_saved_digest, sender=Digest, dispatch_uid="cards-save-Digest")
+models.signals.post_save.connect(_refresh_citing_digests, sender=Reference, dispatch_uid="cards-save-Reference")
+for _model in SHOWN:
+    models.signals.pre_save.connect(_remember_shown, sender=_model, dispatch_uid=f"cards-before-{_model.__name__}")
+    models.signals.post_save.connect(_refresh_if_shown_changed, sender=_model, dispatch_uid=f"cards-{_model.__name__}")
 
 # Revision history: a digest's version includes its citations, action items and FAQ.
 for _model in (DigestReference, ActionItem, FAQEntry):

@@ -12,9 +12,12 @@ from .models import Digest, Reference, Repository, Topic
 
 CHART_WEEKS = 26
 REPOSITORY_DIGESTS = 20
+#: What a repository page lists of each reference (and its sort key): not the bodies written by strangers.
+LISTED_REFERENCE_FIELDS = ["kind", "title", "number", "url", "merged_at", "opened_at"]
 
 
 def render_digest(request, digest: Digest, *, preview: bool = False):
+    """The stored parts of the digest (``digests.cards``) plus what depends on other digests: previous/next."""
     previous, following = digest.neighbours()
     return render(
         request,
@@ -25,6 +28,7 @@ def render_digest(request, digest: Digest, *, preview: bool = False):
             "next": following,
             "preview": preview,
             "preview_status": digest.display_status,
+            "topic_name": digest.topic.name,
             "breadcrumbs": [
                 ("Home", reverse("home")),
                 ("The Wire", reverse("digests:index")),
@@ -36,14 +40,14 @@ def render_digest(request, digest: Digest, *, preview: bool = False):
 
 
 def digest_detail(request, slug: str):
-    digest = get_object_or_404(Digest.objects.published().with_page_data(), slug=slug)
+    digest = get_object_or_404(Digest.objects.published().for_page(), slug=slug)
     return render_digest(request, digest)
 
 
 @staff_member_required
 def digest_preview(request, pk: int):
     """Staff see any digest, whatever its status, exactly as readers will."""
-    return render_digest(request, get_object_or_404(Digest.objects.with_page_data(), pk=pk), preview=True)
+    return render_digest(request, get_object_or_404(Digest.objects.for_page(), pk=pk), preview=True)
 
 
 def _wire_filters(request) -> tuple[Topic | None, Repository | None]:
@@ -63,7 +67,7 @@ def _wire_filters(request) -> tuple[Topic | None, Repository | None]:
 def wire_index(request):
     """The Wire: every published digest, newest first, optionally for one topic or repository."""
     topic, repository = _wire_filters(request)
-    digests = Digest.objects.published().with_listing_data()
+    digests = Digest.objects.published().for_cards()
     if topic:
         digests = digests.filter(topic=topic)
     if repository:
@@ -75,8 +79,7 @@ def wire_index(request):
             "page": paginate(request, digests),
             "topic": topic,
             "repository": repository,
-            "topics": Topic.objects.published(),
-            "repositories": Repository.objects.published().only("full_name"),
+            "topics": Topic.objects.published().only("name", "slug"),
             "feeds": feed_links("The Wire", "digests:feed"),
         },
     )
@@ -89,8 +92,8 @@ def topic_detail(request, slug: str):
         "digests/topic_detail.html",
         {
             "topic": topic,
-            "page": paginate(request, topic.digests.published().with_listing_data()),
-            "repositories": Repository.objects.published().filter(topic=topic),
+            "page": paginate(request, Digest.objects.published().filter(topic=topic).for_cards()),
+            "repositories": Repository.objects.filter(topic=topic).published().only("full_name"),
             "feeds": feed_links(f"The Wire: {topic.name}", "digests:topic_feed", topic.slug),
             "breadcrumbs": [
                 ("Home", reverse("home")),
@@ -102,7 +105,8 @@ def topic_detail(request, slug: str):
 
 
 def topic_index(request):
-    return render(request, "digests/topic_index.html", {"topics": Topic.objects.published()})
+    topics = Topic.objects.published().only("name", "slug", "description")
+    return render(request, "digests/topic_index.html", {"topics": topics})
 
 
 def repository_detail(request, owner: str, name: str):
@@ -116,8 +120,8 @@ def repository_detail(request, owner: str, name: str):
         "digests/repository_detail.html",
         {
             "repository": repository,
-            "page": paginate(request, references),
-            "digests": Digest.objects.published().with_listing_data().citing(repository)[:REPOSITORY_DIGESTS],
+            "page": paginate(request, references.only(*LISTED_REFERENCE_FIELDS)),
+            "digests": Digest.objects.published().for_cards().citing(repository)[:REPOSITORY_DIGESTS],
             "chart": weekly_bars(references.merged_per_week(CHART_WEEKS)),
             "feeds": feed_links(
                 f"The Wire: {repository.full_name}", "digests:repository_feed", repository.owner, repository.name

@@ -2,16 +2,24 @@
 
 Webhook payloads and REST responses describe pull requests, commits, releases
 and issues in (almost) the same JSON, so both paths end here. Every function
-upserts on (repository, kind, key) through ``Reference.objects.upsert`` and
-returns "created", "updated" or "unchanged", which callers add up in
-:class:`Counts`: importing the same data twice changes nothing the second time.
+upserts on (repository, kind, key) and reports "created", "updated" or
+"unchanged", which callers add up in :class:`Counts`: importing the same data
+twice changes nothing the second time.
+
+A webhook brings one item: ``upsert_pull_request`` and friends go through
+``Reference.objects.upsert`` row by row. A poll brings pages of up to 100:
+``upsert_page`` and its ``upsert_pull_requests``/``upsert_commits``/
+``upsert_releases`` give the same outcomes in a fixed number of queries per page
+(``Reference.objects.upsert_many``), which is what makes a backfill fast.
 """
 import re
 from dataclasses import dataclass
 
+from django.db import IntegrityError, transaction
 from django.utils.dateparse import parse_datetime
 
-from digests.models import Reference
+from digests.models import Digest, Reference
+from repojournal import caching
 
 from .models import ReferenceSyncState
 
@@ -187,3 +195,93 @@ def upsert_release(repository, release: dict) -> str:
 
 def upsert_commit(repository, fields: dict) -> str:
     return Reference.objects.upsert(repository, Reference.Kind.COMMIT, fields["sha"], **fields)[1]
+
+
+# Pages ---------------------------------------------------------------------------------------
+
+Item = tuple[str, dict, str | None]  # (key, fields, GitHub's updated_at for versioned kinds)
+
+
+def upsert_pull_requests(repository, pulls: list[dict]) -> Counts:
+    """A page of ``GET /pulls``: what ``upsert_pull_request`` does for each, in a fixed number of queries."""
+    items = [(str(pull["number"]), pull_request_fields(pull), pull.get("updated_at")) for pull in pulls]
+    return upsert_page(repository, Reference.Kind.PULL_REQUEST, items, versioned=True)
+
+
+def upsert_commits(repository, commits: list[dict]) -> Counts:
+    """A page of commits given as ``commit_fields`` dicts (see ``rest_commit_fields``)."""
+    return upsert_page(repository, Reference.Kind.COMMIT, [(fields["sha"], fields, None) for fields in commits])
+
+
+def upsert_releases(repository, releases: list[dict]) -> Counts:
+    items = [(release["tag_name"], release_fields(release), None) for release in releases]
+    return upsert_page(repository, Reference.Kind.RELEASE, items)
+
+
+def upsert_page(repository, kind: str, items: list[Item], *, versioned: bool = False) -> Counts:
+    """Upsert one page with the same outcomes as the per-item functions, in a fixed number of queries.
+
+    A key listed twice (the item changed while we paged) goes into a second
+    round, so the later copy is judged against the earlier one exactly as row
+    by row. If another writer (a webhook) inserts one of the keys between our
+    SELECT and INSERT, that round is redone row by row. Bulk writes send no
+    signals, so the page cache is invalidated here when anything was written.
+    """
+    counts = Counts()
+    for batch in _rounds(items):
+        try:
+            with transaction.atomic():
+                outcomes = _upsert_round(repository, kind, batch, versioned)
+        except IntegrityError:
+            outcomes = [_upsert_one(repository, kind, item, versioned) for item in batch.values()]
+        for outcome in outcomes:
+            counts.add(outcome)
+    if counts.updated:  # a cited reference's title or URL shows on its digests' stored pages
+        Digest.objects.citing_keys(repository, kind, [item[0] for item in items]).refresh_rendered()
+    if counts.created or counts.updated:
+        caching.invalidate()
+    return counts
+
+
+def _rounds(items: list[Item]) -> list[dict[str, Item]]:
+    """Split items so that each round holds a key at most once, keeping each key's order."""
+    rounds: list[dict[str, Item]] = []
+    for item in items:
+        batch = next((batch for batch in rounds if item[0] not in batch), None)
+        if batch is None:
+            rounds.append(batch := {})
+        batch[item[0]] = item
+    return rounds
+
+
+def _upsert_round(repository, kind: str, batch: dict[str, Item], versioned: bool) -> list[str]:
+    rows = {key: fields for key, (_key, fields, _updated_at) in batch.items()}
+    if not versioned:
+        results = Reference.objects.upsert_many(repository, kind, rows)
+        return [outcome for _reference, outcome in results.values()]
+    github = {key: _when(updated_at) for key, (_key, _fields, updated_at) in batch.items()}
+    results = Reference.objects.select_related("sync_state").upsert_many(
+        repository, kind, rows, skip=lambda reference, fields: _is_stale(reference, fields, github[reference.key])
+    )
+    _remember_versions(results, github)
+    return ["unchanged" if outcome == "skipped" else outcome for _reference, outcome in results.values()]
+
+
+def _remember_versions(results: dict, github: dict) -> None:
+    """One write for the page: GitHub's ``updated_at`` of every version stored or confirmed (not of stale ones)."""
+    states = []
+    for key, (reference, outcome) in results.items():
+        stored = None if outcome == "created" else getattr(reference, "sync_state", None)
+        if outcome != "skipped" and github[key] and (stored is None or stored.github_updated_at != github[key]):
+            states.append(ReferenceSyncState(reference=reference, github_updated_at=github[key]))
+    if states:
+        ReferenceSyncState.objects.bulk_create(
+            states, update_conflicts=True, unique_fields=["reference"], update_fields=["github_updated_at"]
+        )
+
+
+def _upsert_one(repository, kind: str, item: Item, versioned: bool) -> str:
+    key, fields, updated_at = item
+    if versioned:
+        return _upsert_versioned(repository, kind, key, fields, updated_at)
+    return Reference.objects.upsert(repository, kind, key, **fields)[1]

@@ -2,11 +2,13 @@
 
 GitHub does not redeliver webhooks that failed, so a periodic poll lists what
 changed since the last successful sync (closed pull requests by update time,
-default-branch commits, releases) and upserts it. A list whose first page
-answers 304 to our stored ETag has nothing new and costs no rate limit.
+default-branch commits, releases) and upserts it, a page (up to 100 items) at
+a time in a fixed number of queries. A list whose first page answers 304 to
+our stored ETag has nothing new and costs no rate limit.
 """
 import datetime
 import hashlib
+import itertools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,7 +19,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from .github import GitHubClient, GitHubError  # noqa: F401  (GitHubError re-exported for tasks)
-from .importers import Counts, rest_commit_fields, upsert_commit, upsert_pull_request, upsert_release
+from .importers import Counts, rest_commit_fields, upsert_commits, upsert_pull_requests, upsert_releases
 from .models import IngestionRun, TrackedRepository
 from .runs import recorded_run
 
@@ -62,9 +64,10 @@ def _older(value: str | None, since: datetime.datetime) -> bool:
 
 
 def _walk(client: GitHubClient, tracked: TrackedRepository, name: str, url: str, params: dict,
-          is_old: Callable[[dict], bool], use_etag: bool) -> Iterator[dict]:
-    """Items of one list, newest first, until one is older than the last sync.
+          is_old: Callable[[dict], bool], use_etag: bool) -> Iterator[list[dict]]:
+    """Pages of one list, newest first, until an item is older than the last sync.
 
+    Yields each page's new items as a list, so a page is imported in one batch.
     The first page's ETag is stored only once the walk has finished, so an
     interrupted walk is repeated in full next time.
     """
@@ -73,43 +76,45 @@ def _walk(client: GitHubClient, tracked: TrackedRepository, name: str, url: str,
         if page.not_modified:
             return
         first_etag = page.etag if first_etag is None else first_etag
-        for item in page.items:
-            if is_old(item):
-                tracked.etags[name] = first_etag
-                return
-            yield item
+        fresh = list(itertools.takewhile(lambda item: not is_old(item), page.items))
+        if fresh:
+            yield fresh
+        if len(fresh) < len(page.items):
+            tracked.etags[name] = first_etag
+            return
     if first_etag:
         tracked.etags[name] = first_etag
 
 
-def _pulls(client, tracked, base, since, use_etag) -> Iterator[tuple[str, dict]]:
+def _pulls(client, tracked, base, since, use_etag) -> Iterator[tuple[str, list[dict]]]:
     params = {"state": "closed", "sort": "updated", "direction": "desc", "per_page": PER_PAGE}
-    for pull in _walk(client, tracked, "pulls", f"{base}/pulls", params,
-                      lambda item: _older(item.get("updated_at"), since), use_etag):
-        yield "pull", pull
+    for pulls in _walk(client, tracked, "pulls", f"{base}/pulls", params,
+                       lambda item: _older(item.get("updated_at"), since), use_etag):
+        yield "pull", pulls
 
 
-def _commits(client, tracked, base, since, use_etag) -> Iterator[tuple[str, dict]]:
+def _commits(client, tracked, base, since, use_etag) -> Iterator[tuple[str, list[dict]]]:
     params = {"sha": tracked.default_branch, "per_page": PER_PAGE}
-    for commit in _walk(client, tracked, "commits", f"{base}/commits", params,
-                        lambda item: _older((item["commit"].get("committer") or {}).get("date"), since), use_etag):
-        yield "commit", commit
+    for commits in _walk(client, tracked, "commits", f"{base}/commits", params,
+                         lambda item: _older((item["commit"].get("committer") or {}).get("date"), since), use_etag):
+        yield "commit", commits
 
 
-def _releases(client, tracked, base, since, use_etag) -> Iterator[tuple[str, dict]]:
-    for release in _walk(client, tracked, "releases", f"{base}/releases", {"per_page": PER_PAGE},
-                         lambda item: _older(item.get("published_at") or item.get("created_at"), since), use_etag):
-        if not release.get("draft") and release.get("published_at"):
-            yield "release", release
+def _releases(client, tracked, base, since, use_etag) -> Iterator[tuple[str, list[dict]]]:
+    for releases in _walk(client, tracked, "releases", f"{base}/releases", {"per_page": PER_PAGE},
+                          lambda item: _older(item.get("published_at") or item.get("created_at"), since), use_etag):
+        published = [release for release in releases if not release.get("draft") and release.get("published_at")]
+        if published:
+            yield "release", published
 
 
-def _import(tracked: TrackedRepository, kind: str, item: dict) -> str:
-    repository = tracked.repository
+def import_page(repository, kind: str, items: list[dict]) -> Counts:
+    """Upsert one page of a list in a fixed number of queries (see ``importers.upsert_page``)."""
     if kind == "pull":
-        return upsert_pull_request(repository, item)
+        return upsert_pull_requests(repository, items)
     if kind == "commit":
-        return upsert_commit(repository, rest_commit_fields(item))
-    return upsert_release(repository, item)
+        return upsert_commits(repository, [rest_commit_fields(item) for item in items])
+    return upsert_releases(repository, items)
 
 
 def sync_repository(tracked: TrackedRepository, client: GitHubClient, *, since: datetime.datetime | None = None,
@@ -128,10 +133,11 @@ def sync_repository(tracked: TrackedRepository, client: GitHubClient, *, since: 
     with recorded_run(IngestionRun.Source.POLL, tracked.repository.full_name) as (_run, counts):
         tracked.default_branch = client.get_json(base)["default_branch"]
         for lister in (_pulls, _commits, _releases):
-            for kind, item in lister(client, tracked, base, since, use_etag):
-                counts.add(_import(tracked, kind, item))
+            for kind, items in lister(client, tracked, base, since, use_etag):
+                counts.merge(import_page(tracked.repository, kind, items))
                 if progress:
-                    progress(kind)
+                    for _item in items:
+                        progress(kind)
         tracked.last_synced_at = started
         tracked.save(update_fields=["default_branch", "last_synced_at", "etags"])
     return counts

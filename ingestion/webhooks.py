@@ -9,9 +9,12 @@ import datetime
 import hashlib
 import hmac
 import logging
+import os
+from contextlib import nullcontext
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from kombu.pools import ProducerPool, producers
 
 from .importers import Counts, push_commit_fields, upsert_commit, upsert_issue, upsert_pull_request, upsert_release
 from .models import IngestionRun, TrackedRepository, WebhookDelivery
@@ -27,6 +30,7 @@ ZERO_SHA = "0" * 40
 # Give up on an unreachable broker within about a second: GitHub waits only 10 s for our answer.
 FAIL_FAST = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2,
              "connect_retries_timeout": 1}
+_PRODUCER_POOLS: dict[tuple[int, str], ProducerPool] = {}
 
 
 def signature_matches(secret: str, body: bytes, header: str) -> bool:
@@ -38,11 +42,12 @@ def signature_matches(secret: str, body: bytes, header: str) -> bool:
 def store_delivery(guid: str, event: str, payload: dict, headers, body: bytes) -> tuple[WebhookDelivery, bool]:
     """Store a verified delivery once per GUID and queue it after commit; returns (delivery, created).
 
-    A redelivery (same GUID) returns the stored row and queues nothing.
+    A redelivery (same GUID) returns the stored row and queues nothing. The
+    unique GUID decides, so a new delivery -- nearly every one -- costs a single
+    INSERT: no SELECT first, and no transaction of its own. Only inside a
+    caller's transaction does it take a savepoint, because there a failed
+    INSERT would break the transaction.
     """
-    existing = WebhookDelivery.objects.filter(guid=guid).first()
-    if existing is not None:
-        return existing, False
     fields = {
         "event": event[:50],
         "action": str(payload.get("action") or "")[:50],
@@ -50,12 +55,13 @@ def store_delivery(guid: str, event: str, payload: dict, headers, body: bytes) -
         "headers": {name: headers[name] for name in STORED_HEADERS if name in headers},
         "body": body,
     }
+    in_transaction = transaction.get_connection().in_atomic_block
     try:
-        with transaction.atomic():
+        with transaction.atomic() if in_transaction else nullcontext():
             delivery = WebhookDelivery.objects.create(guid=guid, **fields)
-            transaction.on_commit(lambda: enqueue(delivery.pk), robust=True)
-    except IntegrityError:  # the same GUID arrived twice at once
+    except IntegrityError:  # a redelivery, or the same GUID arriving twice at once
         return WebhookDelivery.objects.get(guid=guid), False
+    transaction.on_commit(lambda: enqueue(delivery.pk), robust=True)  # at once when not in a transaction
     return delivery, True
 
 
@@ -68,10 +74,26 @@ def enqueue(delivery_id: int) -> None:
     from .tasks import process_delivery_task
 
     try:
-        with process_delivery_task.app.connection_for_write(transport_options=FAIL_FAST) as connection:
-            process_delivery_task.apply_async((delivery_id,), connection=connection, retry=False)
+        with broker_producers(process_delivery_task.app).acquire(block=True, timeout=1) as producer:
+            process_delivery_task.apply_async((delivery_id,), producer=producer, retry=False)
     except Exception:  # kombu's OperationalError, socket errors: whatever the broker throws
         logger.warning("Could not queue delivery %s; the sweep will process it.", delivery_id, exc_info=True)
+
+
+def broker_producers(app) -> ProducerPool:
+    """This process's pool of producers on fail-fast broker connections, kept open between requests.
+
+    Connecting to the broker for every delivery cost more than the rest of the
+    request. The pool is kombu's (keyed by broker URL and transport options);
+    remembering it per process and broker URL also saves building a Connection
+    per request just to look it up. A pooled connection that failed
+    reconnects, within ``FAIL_FAST``, on its next use.
+    """
+    key = (os.getpid(), app.conf.broker_write_url)  # a forked worker must not share its parent's sockets
+    pool = _PRODUCER_POOLS.get(key)
+    if pool is None:
+        pool = _PRODUCER_POOLS[key] = producers[app.connection_for_write(transport_options=FAIL_FAST)]
+    return pool
 
 
 def pending_for_sweep(older_than_seconds: int):

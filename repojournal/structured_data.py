@@ -5,7 +5,6 @@ escapes ``<``, ``>`` and ``&`` so no string in the data can close the script.
 """
 from django.conf import settings
 from django.templatetags.static import static
-from django.utils.html import strip_tags
 
 PUBLISHER = {"@type": "Organization", "name": "RepoJournal"}
 
@@ -24,40 +23,44 @@ def _date(value) -> str | None:
     return value.isoformat() if value else None
 
 
-def news_article(digest) -> dict:
-    """A digest as a NewsArticle citing each of its references."""
+def news_article(digest: dict, references: list[dict]) -> dict:
+    """A digest as a NewsArticle citing each of its references.
+
+    Built from plain values (see ``digests.cards``), rendered when the digest or a
+    child is written and stored with the digest, never per request.
+    """
     return {
         "@context": "https://schema.org",
         "@type": "NewsArticle",
-        "headline": digest.headline[:110],
-        "description": " ".join(strip_tags(digest.summary_html).split()),
-        "url": absolute(digest.get_absolute_url()),
-        "mainEntityOfPage": absolute(digest.get_absolute_url()),
-        "datePublished": _date(digest.published_at),
-        "dateModified": _date(digest.updated_at),
-        "articleSection": digest.kicker,
-        "about": {"@type": "Thing", "name": digest.topic.name},
+        "headline": digest["headline"][:110],
+        "description": digest["description"],
+        "url": absolute(digest["url"]),
+        "mainEntityOfPage": absolute(digest["url"]),
+        "datePublished": _date(digest["published_at"]),
+        "dateModified": _date(digest["updated_at"]),
+        "articleSection": digest["kicker"],
+        "about": {"@type": "Thing", "name": digest["topic"]},
         "author": {**PUBLISHER, "url": absolute("/")},
         "publisher": publisher(),
         "citation": [
             {
                 "@type": "CreativeWork",
-                "position": cited.number,
-                "name": cited.reference.display_title,
-                "url": cited.reference.url or absolute(cited.reference.repository.get_absolute_url()),
+                "position": reference["number"],
+                "name": reference["title"],
+                "url": reference["url"] or absolute(reference["repository_url"]),
             }
-            for cited in digest.digest_references.all()
+            for reference in references
         ],
     }
 
 
-def faq_page(digest) -> dict:
+def faq_page(questions: list[tuple[str, str]]) -> dict:
     return {
         "@context": "https://schema.org",
         "@type": "FAQPage",
         "mainEntity": [
             {"@type": "Question", "name": question, "acceptedAnswer": {"@type": "Answer", "text": answer}}
-            for question, answer in digest.faq()
+            for question, answer in questions
         ],
     }
 

@@ -21,8 +21,8 @@ def home(request):
         request,
         "home.html",
         {
-            "digests": Digest.objects.published().with_listing_data()[:HOME_DIGESTS],
-            "posts": Post.objects.published().with_reader_data()[:HOME_POSTS],
+            "digests": Digest.objects.published().for_cards()[:HOME_DIGESTS],
+            "posts": Post.objects.published().cards()[:HOME_POSTS],
             "feeds": feed_links("The Wire", "digests:feed") + feed_links("RepoJournal posts", "blog:feed"),
         },
     )

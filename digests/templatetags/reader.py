@@ -36,11 +36,20 @@ def breadcrumb_json_ld(crumbs):
 
 
 @register.simple_tag(takes_context=True)
-def page_url(context, number: int) -> str:
-    """The current URL's query string with ``page`` set to `number` (filters kept)."""
+def page_link(context, page, direction: str) -> str:
+    """The current URL's query string (filters kept) pointing at the next or previous page.
+
+    Links carry the page's keyset cursor (see repojournal.pagination); the link back
+    to page 1 is the plain URL.
+    """
     query = context["request"].GET.copy()
-    query["page"] = number
-    return f"?{query.urlencode()}"
+    query.pop("page", None)
+    query.pop("cursor", None)
+    if direction == "next":
+        query["cursor"] = page.next_cursor
+    elif page.number > 2:
+        query["cursor"] = page.previous_cursor
+    return f"?{query.urlencode()}" if query else context["request"].path
 
 
 @register.simple_tag

@@ -92,7 +92,10 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
-USE_I18N = True
+# English only. With translation machinery on, every reverse() and every printed
+# variable asks for the active language (a context-local lookup): measurable on
+# listing pages (docs/benchmarks.md).
+USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"

@@ -115,6 +115,23 @@ def test_running_it_again_changes_nothing(httpserver, tracked, client):
     assert dict(Reference.objects.values_list("pk", "updated_at")) == updated_at
 
 
+def test_each_page_is_imported_in_one_batch(httpserver, tracked, client, monkeypatch):
+    """The poll hands whole pages to the batch upserts (a fixed number of queries each), never item by item."""
+    from ingestion import importers, polling
+
+    pages = []
+    for name in ("upsert_pull_requests", "upsert_commits", "upsert_releases"):
+        batch = getattr(importers, name)
+        monkeypatch.setattr(polling, name, lambda repository, items, _batch=batch, _name=name: (
+            pages.append((_name, len(items))) or _batch(repository, items)))
+    serve_everything(httpserver)
+    sync_repository(tracked, client, since=SINCE)
+    assert pages[0] == ("upsert_pull_requests", len(json.loads(PULLS.body)))
+    assert [name for name, _size in pages].count("upsert_commits") == 2  # the two recorded pages
+    assert sum(size for name, size in pages if name == "upsert_commits") == len(expected_commits())
+    assert sum(size for name, size in pages if name == "upsert_releases") == 30
+
+
 def test_next_poll_sends_stored_etags_and_304_means_nothing_new(httpserver, tracked, client):
     serve_everything(httpserver)
     sync_repository(tracked, client, since=SINCE)

@@ -71,7 +71,9 @@ def test_figures_are_measured_and_ratios_are_to_the_same_phase_baseline(quick_ru
         assert item["rps"] > 0 and 0 < item["p50_ms"] <= item["p99_ms"], name
         assert len(item["rounds"]) >= 2, name
         baseline = targets[("baseline", "cold" if state == "none" else state)]
-        assert item["ratio"] == pytest.approx(item["rps"] / baseline["rps"], abs=1e-4), name
+        # rps is stored rounded to 0.1 req/s and the ratio from the unrounded figures: 1% covers the
+        # rounding at a few req/s, and ratios to another phase's baseline differ by far more.
+        assert item["ratio"] == pytest.approx(item["rps"] / baseline["rps"], rel=0.01, abs=1e-4), name
 
 
 def test_warm_pages_are_served_from_the_cache_without_sql(quick_run):
@@ -88,7 +90,8 @@ def test_the_tenth_scale_is_compared(quick_run):
     assert len(results["tenth_scale"]["targets"]) == len(results["targets"])
     for item in results["targets"]:
         assert item["tenth_scale"]["rps"] > 0
-        assert item["change_from_tenth"] == pytest.approx(item["ratio"] / item["tenth_scale"]["ratio"] - 1, abs=2e-3)
+        expected = item["ratio"] / item["tenth_scale"]["ratio"] - 1
+        assert item["change_from_tenth"] == pytest.approx(expected, rel=0.02, abs=2e-3)
 
 
 def test_checks_ingestion_and_docs_are_written(quick_run):

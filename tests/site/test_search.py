@@ -1,11 +1,17 @@
 """/search/?q=: published posts, digests and references; PostgreSQL full text or the SQLite fallback."""
+import datetime
+
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from blog.factories import PostFactory
 from digests.factories import DigestReferenceFactory, ReferenceFactory
+from digests.models import Reference
 from repojournal import search
 
+from .conftest import make_digest
 from .helpers import visible_text
 
 ON_POSTGRES = pytest.mark.skipif(
@@ -106,7 +112,7 @@ def test_postgres_search_uses_the_gin_indexes(site):
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
     for model in (Post, Digest, Reference):
-        plan = model.objects.annotate(document=search.stored_vector(model)).filter(document=query).explain()
+        plan = model.objects.annotate(document=search.StoredVector()).filter(document=query).explain()
         assert f"{model._meta.db_table}_search_vector_gin" in plan, plan
 
 
@@ -126,3 +132,107 @@ def test_references_of_unpublished_digests_are_not_searchable(site):
     assert search.search("platypus").count == 0
     DigestReferenceFactory(digest=site.digests[0], reference=hidden_ref, number=9)
     assert [hit.title for hit in search.search("platypus").references] == ["Platypus refactor"]
+
+
+def test_highlighter_marks_every_word_with_a_query_stem_and_nothing_else():
+    highlight = search.Highlighter(frozenset({"alloc", "block"}))
+    snippet = highlight.snippet("The caching Allocator allocates blocks; allow allocation, not blockchain.")
+    assert snippet == ("The caching <mark>Allocator</mark> <mark>allocates</mark> <mark>blocks</mark>; allow "
+                       "<mark>allocation</mark>, not blockchain.")
+
+
+def test_highlighter_escapes_source_text_around_and_inside_marks():
+    snippet = search.Highlighter(frozenset({"zebra"})).snippet('<b onmouseover="x">zebras</b> & <script>zebra</script>')
+    assert snippet == ('&lt;b onmouseover=&quot;x&quot;&gt;<mark>zebras</mark>&lt;/b&gt; &amp; '
+                       '&lt;script&gt;<mark>zebra</mark>&lt;/script&gt;')
+
+
+def test_highlighter_centres_on_the_first_match_and_shows_the_start_without_one():
+    text = " ".join(f"w{n}" for n in range(100)) + " targets " + " ".join(f"v{n}" for n in range(100))
+    snippet = search.Highlighter(frozenset({"target"})).snippet(text)
+    assert snippet.startswith("… w90 ") and snippet.endswith(" …") and "<mark>targets</mark>" in snippet
+    assert search.Highlighter(frozenset({"absent"})).snippet(text).startswith("w0 w1 ")
+    assert search.Highlighter(frozenset()).snippet("<i>") == "&lt;i&gt;"
+
+
+def test_query_lexemes_reads_postgres_querytree_text():
+    assert search.query_lexemes("'alloc' & ( 'it''s' | 'cuda' )") == {"alloc", "it's", "cuda"}
+    assert search.query_lexemes("T") == set()  # querytree of a query with only negations or stop words
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_postgres_search_is_one_query_whatever_the_number_of_matches(site):
+    PostFactory(title="Numbat one", body="numbat")
+    with CaptureQueriesContext(connection) as few:
+        search.search("numbat")
+    for n in range(25):
+        PostFactory(title=f"Numbat {n}", body="numbat sighting")
+    with CaptureQueriesContext(connection) as many:
+        results = search.search("numbat")
+    assert len(few) == len(many) == 1
+    assert len(results.posts) == search.RESULTS_PER_KIND
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_postgres_ranks_only_the_newest_candidates(site, monkeypatch):
+    now = timezone.now()
+    best_but_old = PostFactory(title="Quoll quoll", body="quoll", published_at=now - datetime.timedelta(days=30))
+    newer = [PostFactory(title=f"Other {n}", body="a quoll note", published_at=now - datetime.timedelta(days=n))
+             for n in (2, 1)]
+    assert [hit.title for hit in search.search("quoll").posts][0] == best_but_old.title
+    monkeypatch.setitem(search.CANDIDATES_PER_KIND, "posts", 2)
+    assert {hit.title for hit in search.search("quoll").posts} == {post.title for post in newer}
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_postgres_reference_candidates_are_those_cited_by_the_newest_published_digests(site, monkeypatch):
+    old = make_digest(site.topic, site.repositories, n_refs=1, headline="Old", date=datetime.date(2020, 1, 1))
+    new = make_digest(site.topic, site.repositories, n_refs=2, headline="New", date=datetime.date(2024, 1, 1))
+    Reference.objects.filter(citations__digest=old).update(title="Bilby bilby bilby")
+    Reference.objects.filter(citations__digest=new).update(body="one bilby")
+    assert search.search("bilby").references[0].title == "Bilby bilby bilby"
+    monkeypatch.setitem(search.CANDIDATES_PER_KIND, "references", 2)
+    assert {hit.title for hit in search.search("bilby").references} == {"New change 1", "New change 2"}
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_postgres_snippets_come_from_a_bounded_prefix_of_the_text(site):
+    PostFactory(title="Dugong facts", excerpt="", body="word " * search.SNIPPET_SOURCE_CHARS + "dugong")
+    [hit] = search.search("dugong").posts
+    assert "<mark>" not in hit.snippet and hit.snippet.startswith("word word")
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_postgres_snippets_of_hostile_text_are_escaped_and_marked(client, site):
+    PostFactory(title="Hostile", excerpt="", body='<img src=x onerror="alert(1)">okapi</img> <script>okapi()</script>')
+    html = hits(client, "okapi")
+    assert "<img src=x" not in html and "<script>okapi" not in html
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;<mark>okapi</mark>" in html
+
+
+@pytest.mark.parametrize("slug", ["eager-cuda-memory", "a_b-9", "X"])
+def test_slug_url_is_reverse_with_one_call(slug):
+    from django.urls import reverse
+
+    for name in ("blog:post", "digests:detail"):
+        assert search.slug_url(name)(slug) == reverse(name, args=[slug])
+
+
+@pytest.mark.django_db
+def test_the_reference_walk_sees_exactly_the_published_references(site):
+    """PostgreSQL walks references through the citation join instead of ``published()``'s ``IN``: same rows."""
+    for number, (label, digest) in enumerate(site.hidden_digests.items(), start=20):
+        DigestReferenceFactory(digest=digest, reference=ReferenceFactory(title=f"Only {label}"), number=9)
+        shared = ReferenceFactory(title=f"Also published {label}")  # cited by a hidden and a published digest
+        DigestReferenceFactory(digest=digest, reference=shared, number=10)
+        DigestReferenceFactory(digest=site.digests[0], reference=shared, number=number)
+    walked = set(Reference.objects.filter(search._cited_by_published_digests()).values_list("pk", flat=True))
+    assert walked == set(Reference.objects.published().values_list("pk", flat=True))
+    titles = set(Reference.objects.filter(pk__in=walked).values_list("title", flat=True))
+    assert {f"Also published {label}" for label in site.hidden_digests} <= titles
+    assert not {f"Only {label}" for label in site.hidden_digests} & titles

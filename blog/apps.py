@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class BlogConfig(AppConfig):
+    name = "blog"
+
+    def ready(self):
+        from . import cards
+
+        cards.connect_signals()

@@ -1,0 +1,85 @@
+"""A post's listing card, rendered when what it shows changes instead of on every page view.
+
+A card (byline with author links, date, tags, disclosure, excerpt) appears on the
+home page, /posts/, tag and author pages and under related posts. Rendering it on
+each request took most of those pages' time (a template include per author and
+tag, a reverse() per link, the excerpt cut from the body's HTML), so it is
+rendered once into ``Post.card_html`` -- like ``body_html`` -- and listings print
+it as stored. The heading stays in the listing template because its level depends
+on the page.
+
+What a card shows changes when the post is saved (``Post.save`` renders it), when
+its bylines or tags change (taggit's add/remove/clear save and delete TaggedPost
+rows one by one, so their signals cover them), and when one of its authors or
+tags is renamed; the
+handlers below re-render the posts concerned in the same transaction, so the
+page-cache invalidation that runs on commit covers them. Rendering uses the
+templates as they are, so after changing ``blog/post_card.html`` run
+``manage.py refresh_cards``.
+"""
+from django.db.models.signals import post_delete, post_save
+from django.template.loader import render_to_string
+
+CARD_TEMPLATE = "blog/post_card.html"
+#: Posts re-rendered per query and write when an author or tag used by many posts changes.
+REFRESH_BATCH = 500
+
+
+def render_card(post) -> str:
+    """The card of `post` as HTML; reads its bylines and tags (prefetched or not)."""
+    return render_to_string(CARD_TEMPLATE, {"post": post})
+
+
+def refresh_cards(queryset, *, body: bool = False) -> int:
+    """Re-render and store the cards of the posts in `queryset` (and, with `body`, their body HTML,
+    plain-text excerpt and word count); returns how many posts were rendered.
+
+    Writes with ``bulk_update``, so ``updated_at`` (the API's change marker) stays as it was.
+    """
+    from .models import Post
+
+    fields = ["card_html", *(["body_html", "auto_excerpt", "word_count"] if body else [])]
+    ids = list(queryset.order_by().values_list("pk", flat=True).distinct())
+    for start in range(0, len(ids), REFRESH_BATCH):
+        posts = list(Post.objects.filter(pk__in=ids[start : start + REFRESH_BATCH]).with_reader_data())
+        for post in posts:
+            if body:
+                post.render_body()
+            post.card_html = render_card(post)
+        Post.objects.bulk_update(posts, fields)
+    return len(ids)
+
+
+def _post_of_link(sender, instance, **kwargs) -> None:
+    """A byline or tagging row was saved or deleted: its post's card changed."""
+    from .models import Post
+
+    refresh_cards(Post.objects.filter(pk=_post_id(instance)))
+
+
+def _post_id(link) -> int:
+    return getattr(link, "post_id", None) or link.content_object_id
+
+
+def _posts_of_author(sender, instance, created=False, **kwargs) -> None:
+    if not created:
+        refresh_cards(instance.posts.all())
+
+
+def _posts_of_tag(sender, instance, created=False, **kwargs) -> None:
+    from .models import Post
+
+    if not created:
+        refresh_cards(Post.objects.filter(tagged_items__tag=instance))
+
+
+def connect_signals() -> None:
+    from taggit.models import Tag
+
+    from .models import Author, PostAuthor, TaggedPost
+
+    for model in (PostAuthor, TaggedPost):
+        post_save.connect(_post_of_link, sender=model, dispatch_uid=f"cards-save-{model._meta.label}")
+        post_delete.connect(_post_of_link, sender=model, dispatch_uid=f"cards-delete-{model._meta.label}")
+    post_save.connect(_posts_of_author, sender=Author, dispatch_uid="cards-author")
+    post_save.connect(_posts_of_tag, sender=Tag, dispatch_uid="cards-tag")

@@ -1,0 +1,25 @@
+"""``manage.py refresh_cards``: re-render the stored listing cards (and body HTML) of posts.
+
+Run it after changing the card template or the Markdown renderer, and once after
+migrating a database that already holds posts (``make migrate`` does, with
+``--missing``). See blog/cards.py.
+"""
+from django.core.management.base import BaseCommand
+
+from blog.cards import refresh_cards
+from blog.models import Post
+from repojournal import caching
+
+
+class Command(BaseCommand):
+    help = "Re-render the stored listing cards, body HTML, excerpts and word counts of posts."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--missing", action="store_true", help="Only posts that have no card yet.")
+
+    def handle(self, *args, missing: bool = False, **options):
+        posts = Post.objects.filter(card_html="") if missing else Post.objects.all()
+        count = refresh_cards(posts, body=True)
+        if count:
+            caching.invalidate()  # bulk writes send no signals
+        self.stdout.write(f"{count} post card{'s' if count != 1 else ''} rendered")
