@@ -62,9 +62,9 @@ def with_all_tags(posts, slugs: list[str]):
     return posts
 
 
-#: What PostListOut shows; the Markdown body stays in the database.
+#: What PostListOut shows (display_excerpt reads the stored auto_excerpt); bodies stay in the database.
 POST_LIST_FIELDS = (
-    "id", "slug", "title", "excerpt", "body_html", "disclosure", "status", "published_at", "updated_at",
+    "id", "slug", "title", "excerpt", "auto_excerpt", "disclosure", "status", "published_at", "updated_at",
 )
 
 
