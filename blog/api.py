@@ -3,16 +3,19 @@
 Reads go through ``visible()`` (published only, unless the token may read
 drafts); writes live in ``blog.api_writes`` and obey the same rules as the admin.
 """
+from collections import defaultdict
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router
+from taggit.models import Tag
 
 from repojournal.api_tools import (
-    PUBLIC, Page, conditional_json, error_responses, paginate, set_list_caching,
-    throttles, visible, with_status,
+    PUBLIC, Page, conditional_json, error_responses, list_response, paginate, set_list_caching,
+    throttles, url_maker, visible, with_status,
 )
 
-from .models import Author, Post
+from .models import Author, Post, PostAuthor, TaggedPost
 from .schemas import AuthorFilters, AuthorOut, PostFilters, PostListOut, PostOut, TagFilters, TagOut
 
 router = Router(tags=["Blog"])
@@ -24,11 +27,12 @@ DETAIL_RESPONSES = {304: None, **error_responses(401, 404, 412)}
 @router.get("/posts/", response={200: Page[PostListOut], **error_responses(401, 403)}, **LIST)
 def list_posts(request: HttpRequest, response: HttpResponse, filters: Query[PostFilters]):
     """Posts, oldest change first. Filters combine with AND; repeated `tag` must all match."""
-    posts = visible(request, Post.objects.all()).with_listing_data()
+    posts = visible(request, Post.objects.only(*POST_LIST_FIELDS))
     if filters.tag:
-        posts = posts.tagged_with_all(filters.tag)
+        posts = with_all_tags(posts, filters.tag)
     if filters.author:
-        posts = posts.filter(post_authors__author__slug=filters.author)
+        author = Author.objects.filter(slug=filters.author).values_list("pk", flat=True).first()
+        posts = posts.filter(pk__in=PostAuthor.objects.filter(author_id=author).values("post_id"))
     if filters.date_from:
         posts = posts.filter(published_at__date__gte=filters.date_from)
     if filters.date_to:
@@ -36,8 +40,58 @@ def list_posts(request: HttpRequest, response: HttpResponse, filters: Query[Post
     if filters.q:
         posts = posts.matching(filters.q)
     posts = with_status(request, posts, filters.status)
-    set_list_caching(request, response)
-    return paginate(request, posts, filters)
+    page = paginate(request, posts, filters, count_in_page=True)
+    page["items"] = post_list_items(page["items"])
+    return list_response(request, page)
+
+
+def with_all_tags(posts, slugs: list[str]):
+    """Posts carrying every one of these tags, filtered by tag id rather than by slug.
+
+    With the id a literal in the query, PostgreSQL knows how many posts carry
+    the tag: for a common one it walks the (updated_at, id) index and stops after
+    a page, for a rare one it starts from the tag's few posts. Through a join on
+    the slug it guessed a few dozen either way and sorted every post of a tag on
+    45% of the archive (~0.5 s).
+    """
+    tag_ids = dict(Tag.objects.filter(slug__in=slugs).values_list("slug", "pk"))
+    if len(tag_ids) < len(set(slugs)):
+        return posts.none()
+    for tag_id in tag_ids.values():
+        posts = posts.filter(pk__in=TaggedPost.objects.filter(tag_id=tag_id).values("content_object_id"))
+    return posts
+
+
+#: What PostListOut shows (display_excerpt reads the stored auto_excerpt); bodies stay in the database.
+POST_LIST_FIELDS = (
+    "id", "slug", "title", "excerpt", "auto_excerpt", "disclosure", "status", "published_at", "updated_at",
+)
+
+
+def post_list_items(posts: list[Post]) -> list[dict]:
+    """PostListOut items for a page of posts: bylines and tags read as plain rows, one query each.
+
+    Rows instead of prefetched model instances (and taggit's per-post
+    ``tags.all()`` querysets): the page costs the same few queries and little
+    Python whatever its size.
+    """
+    ids = [post.pk for post in posts]
+    authors, tags = defaultdict(list), defaultdict(set)
+    bylines = PostAuthor.objects.filter(post_id__in=ids).order_by("position", "id")
+    for post_id, slug, name, handle in bylines.values_list("post_id", "author__slug", "author__name", "author__handle"):
+        authors[post_id].append({"slug": slug, "name": name, "handle": handle})
+    for post_id, name in TaggedPost.objects.filter(content_object_id__in=ids).values_list("content_object_id", "tag__name"):
+        tags[post_id].add(name)
+    url = url_maker("blog:post")
+    return [
+        {
+            "id": post.pk, "slug": post.slug, "url": url(post.slug), "title": post.title, "excerpt": post.excerpt,
+            "display_excerpt": post.display_excerpt, "disclosure": post.disclosure, "authors": authors[post.pk],
+            "tags": sorted(tags[post.pk]), "status": post.status, "published_at": post.published_at,
+            "updated_at": post.updated_at,
+        }
+        for post in posts
+    ]
 
 
 @router.get("/posts/{slug}", response={200: PostOut, **DETAIL_RESPONSES}, **PUBLIC)

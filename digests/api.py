@@ -9,7 +9,8 @@ from django.shortcuts import get_object_or_404
 from ninja import Query, Router
 
 from repojournal.api_tools import (
-    PUBLIC, Page, can_read_drafts, conditional_json, error_responses, paginate, set_list_caching, throttles, visible, with_status,
+    PUBLIC, Page, can_read_drafts, conditional_json, error_responses, list_response, paginate, set_list_caching,
+    throttles, url_maker, visible, with_status,
 )
 
 from .models import ActionItem, Digest, DigestReference, Reference, Repository, Topic
@@ -36,7 +37,7 @@ def apply_lookups(queryset, params, lookups: dict[str, str]):
 @router.get("/digests/", response={200: Page[DigestListOut], **error_responses(401, 403)}, **LIST)
 def list_digests(request: HttpRequest, response: HttpResponse, filters: Query[DigestFilters]):
     """Digests, oldest change first. Filters combine with AND."""
-    digests = visible(request, Digest.objects.all()).with_listing_data()
+    digests = visible(request, Digest.objects.all())
     digests = apply_lookups(
         digests, filters, {"topic": "topic__slug", "date_from": "date__gte", "date_to": "date__lte"}
     )
@@ -46,8 +47,25 @@ def list_digests(request: HttpRequest, response: HttpResponse, filters: Query[Di
     if filters.priority:
         digests = digests.with_action_priority(filters.priority)
     digests = with_status(request, digests, filters.status)
-    set_list_caching(request, response)
-    return paginate(request, digests, filters)
+    page = paginate(request, digests, filters, fields=DIGEST_LIST_FIELDS, count_in_page=True)
+    page["items"] = digest_list_items(page["items"])
+    return list_response(request, page)
+
+
+#: The columns DigestListOut shows (Markdown and HTML of the summary, not of the body).
+DIGEST_LIST_FIELDS = (
+    "id", "slug", "topic__slug", "topic__name", "date", "section", "label", "headline", "summary",
+    "summary_html", "byline", "status", "published_at", "updated_at",
+)
+
+
+def digest_list_items(rows: list[dict]) -> list[dict]:
+    """DigestListOut items from ``.values()`` rows: no model instances, one reverse() per page."""
+    url = url_maker("digests:detail")
+    for row in rows:
+        row["url"] = url(row["slug"])
+        row["topic"] = {"slug": row.pop("topic__slug"), "name": row.pop("topic__name")}
+    return rows
 
 
 @router.get("/digests/{slug}", response={200: DigestOut, **DETAIL_RESPONSES}, **PUBLIC)

@@ -14,7 +14,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from blog.api import router as blog_router
 from digests.api import router as digests_router
 
-from .api_tools import ErrorOut
+from .api_tools import RENDERER, ErrorOut
 from .api_writing import ApiValidationError
 
 api = NinjaAPI(
@@ -25,6 +25,7 @@ api = NinjaAPI(
         "See docs/api.md for authentication, pagination and sync, filtering and errors."
     ),
     urls_namespace="api-v1",
+    renderer=RENDERER,
 )
 
 
