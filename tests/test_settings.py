@@ -177,8 +177,11 @@ def test_dev_debug_can_be_turned_off():
 def test_navigation_links_are_the_reversed_urls(rf):
     from django.urls import reverse
 
-    from repojournal.context_processors import NAVIGATION, navigation
+    from django.templatetags.static import static
+
+    from repojournal.context_processors import ASSETS, NAVIGATION, navigation
 
     links = navigation(rf.get("/"))["links"]
-    assert links == {key: reverse(name) for key, name in NAVIGATION.items()}
-    assert links["wire"] == "/wire/"
+    assert links == {key: reverse(name) for key, name in NAVIGATION.items()} | {
+        key: static(path) for key, path in ASSETS.items()}
+    assert links["wire"] == "/wire/" and links["stylesheet"] == "/static/css/site.css"

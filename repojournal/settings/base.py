@@ -82,6 +82,15 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Parameters travel apart from the SQL (no quoting in Python), and a statement run more
+    # than DATABASE_PREPARE_THRESHOLD times on a connection is prepared: PostgreSQL stops
+    # re-planning the same reader queries (docs/operations.md). Behind a pooler in
+    # transaction mode (PgBouncer < 1.21), set DATABASE_PREPARE_THRESHOLD to an empty value.
+    _threshold = os.environ.get("DATABASE_PREPARE_THRESHOLD", "5")
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True, prepare_threshold=int(_threshold) if _threshold else None,
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
