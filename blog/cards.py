@@ -1,7 +1,8 @@
 """A post's listing card, rendered when what it shows changes instead of on every page view.
 
 A card (byline with author links, date, tags, disclosure, excerpt) appears on the
-home page, /posts/, tag and author pages and under related posts. Rendering it on
+home page, /posts/, tag and author pages and under related posts; the API's post
+lists show the same bylines and tags, stored beside it as ``Post.authors_tags``. Rendering it on
 each request took most of those pages' time (a template include per author and
 tag, a reverse() per link, the excerpt cut from the body's HTML), so it is
 rendered once into ``Post.card_html`` -- like ``body_html`` -- and listings print
@@ -23,7 +24,7 @@ from django.template.loader import render_to_string
 CARD_TEMPLATE = "blog/post_card.html"
 HEADER_TEMPLATE = "blog/post_header.html"
 #: The fields render_parts() sets.
-PARTS = ("card_html", "header_html", "posting")
+PARTS = ("card_html", "header_html", "posting", "authors_tags")
 #: Posts re-rendered per query and write when an author or tag used by many posts changes.
 REFRESH_BATCH = 500
 
@@ -33,14 +34,27 @@ def render_card(post) -> str:
     return render_to_string(CARD_TEMPLATE, {"post": post})
 
 
+def authors_tags(post) -> dict:
+    """The byline and tags as the API's post lists show them (``PostListOut.authors`` and
+    ``.tags``): authors in byline order, tag names sorted."""
+    return {
+        "authors": [
+            {"slug": author.slug, "name": author.name, "handle": author.handle} for author in post.ordered_authors()
+        ],
+        "tags": sorted({tag.name for tag in post.ordered_tags()}),
+    }
+
+
 def render_parts(post) -> None:
     """Set everything stored about `post` that shows its bylines and tags: the listing card, the
-    post page's header (byline, tags, disclosure) and its BlogPosting JSON-LD."""
+    post page's header (byline, tags, disclosure), its BlogPosting JSON-LD and the API lists' authors
+    and tags."""
     from repojournal.structured_data import blog_posting
 
     post.card_html = render_card(post)
     post.header_html = render_to_string(HEADER_TEMPLATE, {"post": post})
     post.posting = blog_posting(post)
+    post.authors_tags = authors_tags(post)
 
 
 def refresh_cards(queryset, *, body: bool = False) -> int:

@@ -198,6 +198,10 @@ class Post(PublishableModel):
     )
     header_html = models.TextField(blank=True, editable=False, help_text="The post page's byline, tags, disclosure.")
     posting = models.JSONField(default=dict, editable=False, help_text="BlogPosting JSON-LD without dateModified.")
+    authors_tags = models.JSONField(
+        default=dict, editable=False,
+        help_text="Authors (slug, name, handle; byline order) and tag names (sorted), as API lists show them.",
+    )
     disclosure = models.CharField(
         max_length=300, blank=True,
         help_text="Optional line shown above the post, e.g. how it was drafted.",

@@ -106,3 +106,56 @@ def test_lists_are_throttled_per_token(client, editor, make_token):
 def test_details_are_not_throttled(client, published_urls):
     with override_settings(API_THROTTLE_RATES={**RATES, "list_ip": "1/m"}):
         assert all(client.get(published_urls["digest"]).status_code == 200 for _ in range(5))
+
+
+@pytest.fixture
+def redis_cache(settings):
+    """The default cache on the Redis of REDIS_URL (skipped without one), under a key prefix of its own."""
+    import os
+    import uuid
+
+    from django.core.cache import caches
+
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        pytest.skip("needs REDIS_URL")
+    prefix = f"throttle-test-{uuid.uuid4().hex}"
+    settings.CACHES = {"default": {"BACKEND": "repojournal.cache_backend.RedisCache", "LOCATION": url, "KEY_PREFIX": prefix}}
+    yield caches["default"]
+    redis = caches["default"]._cache.get_client(write=True)
+    redis.delete(*redis.keys(f"{prefix}:*") or ["-"])  # only this test's keys: the database may be shared
+
+
+@override_settings(API_THROTTLE_RATES=RATES)
+def test_on_redis_a_throttle_check_is_one_round_trip_and_throttles_the_same(client, redis_cache, monkeypatch):
+    from redis import Redis
+
+    commands, execute = [], Redis.execute_command
+
+    def recording(self, *args, **kwargs):
+        commands.append(args[0])
+        return execute(self, *args, **kwargs)
+
+    monkeypatch.setattr(Redis, "execute_command", recording)
+    codes = [client.get("/api/v1/digests/").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    assert commands.count("EVALSHA") == 4 and {"GET", "SET"}.isdisjoint(commands)
+    throttled = client.get("/api/v1/posts/")
+    assert throttled.status_code == 429 and 1 <= int(throttled["Retry-After"]) <= 60
+    assert throttled.json()["detail"]
+    key = redis_cache.make_and_validate_key("api_throttle_list_ip_ip_127.0.0.1")
+    client_ = redis_cache._cache.get_client(key)
+    assert client_.zcard(key) == 3 and 0 < client_.ttl(key) <= 60  # refused requests are not counted
+
+
+def test_on_redis_requests_leave_the_window_after_its_duration(client, redis_cache, monkeypatch):
+    from repojournal.api_tools import SettingsRateThrottle
+
+    now = [1_000_000.0]
+    monkeypatch.setattr(SettingsRateThrottle, "timer", lambda self: now[0])
+    with override_settings(API_THROTTLE_RATES={**RATES, "list_ip": "2/m"}):
+        assert [client.get("/api/v1/topics/").status_code for _ in range(3)] == [200, 200, 429]
+        now[0] += 59.9
+        assert client.get("/api/v1/topics/").status_code == 429
+        now[0] += 0.2
+        assert [client.get("/api/v1/topics/").status_code for _ in range(3)] == [200, 200, 429]

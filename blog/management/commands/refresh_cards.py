@@ -16,10 +16,11 @@ class Command(BaseCommand):
     help = "Re-render the stored listing cards, body HTML, excerpts and word counts of posts."
 
     def add_arguments(self, parser):
-        parser.add_argument("--missing", action="store_true", help="Only posts missing a stored card or page header.")
+        parser.add_argument("--missing", action="store_true", help="Only posts missing a stored card, page header or API authors and tags.")
 
     def handle(self, *args, missing: bool = False, **options):
-        posts = Post.objects.filter(Q(card_html="") | Q(header_html="")) if missing else Post.objects.all()
+        stale = Q(card_html="") | Q(header_html="") | Q(authors_tags={})
+        posts = Post.objects.filter(stale) if missing else Post.objects.all()
         count = refresh_cards(posts, body=True)
         if count:
             caching.invalidate()  # bulk writes send no signals
