@@ -44,11 +44,12 @@ from django.db.models.expressions import Col, Func
 from django.db.models.functions import Cast, Concat, Substr
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import escape
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from blog.models import Post
-from digests.models import Digest, Reference, Repository
+from digests.cards import display_title
+from digests.models import Digest, Reference, Repository, SearchCitation
 
 from .search_migrations import COLUMN, CONFIG
 from .workflow import Status
@@ -96,6 +97,19 @@ class Hit:
     snippet: SafeString
     meta: str = ""
 
+    @property
+    def html(self) -> SafeString:
+        """The hit's list item: ``format_html`` escapes every part (the snippet is already safe).
+
+        Built here rather than by a template loop: a page shows up to 60 hits and
+        the template engine's four variable lookups per hit cost more than the
+        rest of rendering the page.
+        """
+        return format_html(HIT_HTML, self.url, self.title, self.meta, self.snippet)
+
+
+HIT_HTML = '<li class="hit"><a href="{}">{}</a> <span class="meta">{}</span><p class="snippet">{}</p></li>'
+
 
 @dataclass
 class Results:
@@ -109,11 +123,11 @@ class Results:
         return len(self.posts) + len(self.digests) + len(self.references)
 
     @property
-    def sections(self) -> list[tuple[str, str, list[Hit]]]:
-        """(id, heading, hits) of the kinds with hits, in page order: one template loop, no include per hit."""
+    def sections(self) -> list[tuple[str, str, SafeString]]:
+        """(id, heading, list items) of the kinds with hits, in page order (see ``Hit.html``)."""
         kinds = [("digests", "Digests", self.digests), ("posts", "Posts", self.posts),
                  ("references", "References", self.references)]
-        return [kind for kind in kinds if kind[2]]
+        return [(key, heading, mark_safe("".join(hit.html for hit in hits))) for key, heading, hits in kinds if hits]
 
 
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
@@ -151,10 +165,10 @@ def _matches(queryset, tsquery: SearchQuery):
     return queryset.annotate(document=StoredVector()).filter(document=tsquery)
 
 
-def _best(candidates, tsquery: SearchQuery, section: str, source, **shown):
+def _best(model, candidates, tsquery: SearchQuery, section: str, source, **shown):
     """The best RESULTS_PER_KIND of the newest CANDIDATES_PER_KIND[section] `candidates`, as HIT_COLUMNS rows.
 
-    `candidates` is a published, matching queryset ordered newest first; its
+    `candidates` is the ids of published, matching `model` rows, newest first; its
     LIMIT is what bounds the work: PostgreSQL walks an index newest first and
     stops after that many matches (or, for a rare query, takes the few
     matches from the GIN index), ranks only those, and the snippet source is a
@@ -164,7 +178,7 @@ def _best(candidates, tsquery: SearchQuery, section: str, source, **shown):
     columns = {"title": blank, "slug": blank, "label": blank, "url": blank, "kind": blank,
                "number": Cast(models.Value(None), models.IntegerField())} | shown
     return (
-        candidates.model.objects.filter(pk__in=candidates.values("pk")[: CANDIDATES_PER_KIND[section]])
+        model.objects.filter(pk__in=candidates[: CANDIDATES_PER_KIND[section]])
         .annotate(
             hit_section=models.Value(section, output_field=models.CharField()),
             rank=SearchRank(StoredVector(), tsquery),
@@ -181,11 +195,12 @@ HIT_COLUMNS = ("hit_section", "id", "rank", "hit_title", "hit_slug", "hit_label"
                "source", "lexemes")
 
 
-def _cited_by_published_digests() -> models.Q:
-    """References cited by a published digest, through the citation join (the condition of
-    ``Reference.objects.published()``, whose ``IN`` form PostgreSQL cannot walk newest first: this join
-    lets it walk published digests through their partial index and stop early)."""
-    return models.Q(citations__digest__status=Status.PUBLISHED, citations__digest__published_at__lte=timezone.now())
+def _cited_by_published_digests():
+    """Ids of references cited by a published digest, newest citation first, from ``SearchCitation``
+    (the condition of ``Reference.objects.published()``, whose ``IN`` form PostgreSQL cannot walk newest
+    first; the narrow copy is walked through its partial index and each check reads one short row)."""
+    return (SearchCitation.objects.filter(status=Status.PUBLISHED, published_at__lte=timezone.now())
+            .order_by("-date", "-published_at", "-digest_id"))
 
 
 def _joined(*names: str) -> Concat:
@@ -201,14 +216,12 @@ def _kinds(query: str) -> list:
     tsquery = _tsquery(query)
     F = models.F
     return [
-        _best(_matches(Post.objects.published(), tsquery).order_by("-published_at", "-id"),
+        _best(Post, _matches(Post.objects.published(), tsquery).order_by("-published_at", "-id").values("pk"),
               tsquery, "posts", _joined("excerpt", "body"), title=F("title"), slug=F("slug")),
-        _best(_matches(Digest.objects.published(), tsquery).order_by("-date", "-published_at", "-id"),
-              tsquery, "digests", _joined("summary", "body"),
+        _best(Digest, _matches(Digest.objects.published(), tsquery).order_by("-date", "-published_at", "-id")
+              .values("pk"), tsquery, "digests", _joined("summary", "body"),
               title=F("headline"), slug=F("slug"), label=F("topic__name")),
-        _best(_matches(Reference.objects.filter(_cited_by_published_digests()), tsquery)
-              .order_by("-citations__digest__date", "-citations__digest__published_at", "-citations__digest_id"),
-              tsquery, "references", _joined("title", "body"),
+        _best(Reference, _matches(_cited_by_published_digests(), tsquery).values("reference_id"), tsquery, "references", _joined("title", "body"),
               title=F("title"), label=F("repository__full_name"), url=F("url"), kind=F("kind"), number=F("number")),
     ]
 
@@ -252,7 +265,7 @@ def _search_postgres(query: str) -> Results:
         elif section == "digests":
             hit = Hit(title, digest_url(slug), snippet, f"The Wire · {label}")
         else:
-            title = Reference(kind=kind, number=number, title=title).display_title
+            title = display_title(kind, title, number)
             hit = Hit(title, url or Repository(full_name=label).get_absolute_url(), snippet, label)
         getattr(results, section).append(hit)
     return results
