@@ -32,6 +32,7 @@ strangers, is escaped first and only our own ``<mark>`` elements are added after
 """
 import datetime
 import functools
+import html
 import re
 import threading
 from urllib.parse import quote
@@ -44,7 +45,7 @@ from django.db.models.expressions import Col, Func
 from django.db.models.functions import Cast, Concat, Substr
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import escape, format_html
+from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
 
 from blog.models import Post
@@ -99,13 +100,14 @@ class Hit:
 
     @property
     def html(self) -> SafeString:
-        """The hit's list item: ``format_html`` escapes every part (the snippet is already safe).
+        """The hit's list item, every part escaped (the snippet is already safe: see ``Highlighter``).
 
-        Built here rather than by a template loop: a page shows up to 60 hits and
-        the template engine's four variable lookups per hit cost more than the
-        rest of rendering the page.
+        Built here rather than by a template loop: a page shows up to 60 hits, and
+        the template engine's four variable lookups per hit (or ``format_html``'s
+        lazy-aware escaping) cost more than the rest of rendering the page.
         """
-        return format_html(HIT_HTML, self.url, self.title, self.meta, self.snippet)
+        parts = (html.escape(self.url), html.escape(self.title), html.escape(self.meta), conditional_escape(self.snippet))
+        return mark_safe(HIT_HTML.format(*parts))
 
 
 HIT_HTML = '<li class="hit"><a href="{}">{}</a> <span class="meta">{}</span><p class="snippet">{}</p></li>'
@@ -171,14 +173,20 @@ def _best(model, candidates, tsquery: SearchQuery, section: str, source, **shown
     `candidates` is the ids of published, matching `model` rows, newest first; its
     LIMIT is what bounds the work: PostgreSQL walks an index newest first and
     stops after that many matches (or, for a rare query, takes the few
-    matches from the GIN index), ranks only those, and the snippet source is a
-    bounded prefix of the shown rows only.
+    matches from the GIN index), ranks only those, and reads the snippet
+    source, a bounded prefix, of the shown rows only.
     """
     blank = models.Value("", output_field=models.CharField())
     columns = {"title": blank, "slug": blank, "label": blank, "url": blank, "kind": blank,
                "number": Cast(models.Value(None), models.IntegerField())} | shown
-    return (
+    best = (
         model.objects.filter(pk__in=candidates[: CANDIDATES_PER_KIND[section]])
+        .annotate(rank=SearchRank(StoredVector(), tsquery))
+        .order_by("-rank", "-id")
+        .values("pk")[:RESULTS_PER_KIND]
+    )
+    return (  # in no order: the caller sorts; the source is read for the shown rows only
+        model.objects.filter(pk__in=best)
         .annotate(
             hit_section=models.Value(section, output_field=models.CharField()),
             rank=SearchRank(StoredVector(), tsquery),
@@ -186,8 +194,8 @@ def _best(model, candidates, tsquery: SearchQuery, section: str, source, **shown
             lexemes=Cast(Func(tsquery, function="querytree"), models.TextField()),
             **{f"hit_{name}": value for name, value in columns.items()},
         )
-        .order_by("-rank", "-id")
-        .values_list(*HIT_COLUMNS)[:RESULTS_PER_KIND]
+        .order_by()
+        .values_list(*HIT_COLUMNS)
     )
 
 
@@ -309,35 +317,51 @@ class Highlighter:
     the same ``english`` (Snowball) stemmer, so "allocation" still marks
     "allocator". A regular expression finds the few words that could stem to
     a lexeme (stemming only changes a word's ending); only those are stemmed.
+    It scans the lower-cased text for the (lower-case) prefixes and checks the
+    word boundary itself: ``\\b`` and ``IGNORECASE`` made the scan twice as dear.
     """
 
     def __init__(self, lexemes: frozenset[str]):
         self.lexemes = lexemes
         prefixes = sorted({lexeme[: max(2, len(lexeme) - 2)] for lexeme in lexemes}, key=len, reverse=True)
-        pattern = rf"\b(?:{'|'.join(map(re.escape, prefixes))})\w*"
-        self.candidates = re.compile(pattern, re.IGNORECASE) if prefixes else None
+        pattern = rf"(?:{'|'.join(map(re.escape, prefixes))})\w*"
+        self.candidates = re.compile(pattern) if prefixes else None
+        self.folded = re.compile(rf"\b{pattern}", re.IGNORECASE) if prefixes else None
 
     def is_match(self, word: str) -> bool:
         return stem(word) in self.lexemes
+
+    def spans(self, text: str):
+        """(start, end) of each word of `text` whose stem is a query lexeme, in order."""
+        if not self.candidates:
+            return
+        lower = text.lower()
+        if len(lower) != len(text):  # a few characters lower-case to two: offsets would not carry over
+            yield from (match.span() for match in self.folded.finditer(text) if self.is_match(match.group(0)))
+            return
+        for match in self.candidates.finditer(lower):
+            start = match.start()
+            if start and (lower[start - 1].isalnum() or lower[start - 1] == "_"):
+                continue  # inside a word (``\w`` is ``isalnum()`` or "_")
+            if self.is_match(match.group(0)):
+                yield match.span()
 
     def snippet(self, text: str) -> SafeString:
         """About SNIPPET_WORDS words of `text` around the first match (or its start), matches marked."""
         text = text or ""
         first = 0
-        if self.candidates:
-            offset = next((m.start() for m in self.candidates.finditer(text) if self.is_match(m.group(0))), None)
-            if offset is not None:  # the index of the token holding the match
-                first = len(text[:offset].split()) - (offset > 0 and not text[offset - 1].isspace())
+        offset = next(self.spans(text), (None,))[0]
+        if offset is not None:  # the index of the token holding the match
+            first = len(text[:offset].split()) - (offset > 0 and not text[offset - 1].isspace())
         tokens = text.split()
         start = max(0, first - SNIPPET_WORDS // 3)
         excerpt = " ".join(tokens[start : start + SNIPPET_WORDS])
-        if self.candidates:
-            excerpt = self.candidates.sub(
-                lambda m: f"{START}{m.group(0)}{STOP}" if self.is_match(m.group(0)) else m.group(0), excerpt
-            )
-        prefix = "… " if start else ""
-        suffix = " …" if start + SNIPPET_WORDS < len(tokens) else ""
-        return mark_sentinels(f"{prefix}{excerpt}{suffix}")
+        parts, position = ["… " if start else ""], 0
+        for begin, end in self.spans(excerpt):
+            parts += [html.escape(excerpt[position:begin]), "<mark>", html.escape(excerpt[begin:end]), "</mark>"]
+            position = end
+        parts += [html.escape(excerpt[position:]), " …" if start + SNIPPET_WORDS < len(tokens) else ""]
+        return mark_safe("".join(parts))
 
 
 @functools.lru_cache(maxsize=64)
