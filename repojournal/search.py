@@ -17,11 +17,16 @@ walks an index newest first and checks each row's stored vector, so the work is
 the bound divided by the share of rows matching, the same at any archive size
 (for a rare query PostgreSQL takes the few matches from the GIN index instead).
 40 is two candidates per hit shown for posts and digests. References get 20 —
-the newest 20 matches, best first — because they are the dear part: most are
-cited by no published digest, so for the benchmark's query about 30 are checked
-per match (~1,100 row visits at 40 across a 300,000-row table). All three
-kinds are one ``UNION ALL`` statement, compiled from the querysets once per
-process.
+the newest 20 matches, best first — because they are the dear part: short
+texts match less often, so for the benchmark's query about 25 citations are
+checked per match (~500 rows at 20). They are walked in ``SearchCitation``, a
+narrow copy of the citations with the citing digest's order and state and the
+reference's vector that triggers keep true, so each check reads one short row
+instead of a citation, then a wide reference row and its TOAST. The vectors of
+posts, digests and references are stored in their rows (storage MAIN), not in
+TOAST, for the same reason. All three kinds are one ``UNION ALL`` statement,
+compiled from the querysets once per process; each reads the snippet source
+of its shown rows only.
 
 Snippets are cut in Python from the first SNIPPET_SOURCE_CHARS of the shown
 rows' text, marking the words whose Snowball ``english`` stem (PyStemmer, the
