@@ -156,6 +156,22 @@ def test_highlighter_centres_on_the_first_match_and_shows_the_start_without_one(
     assert search.Highlighter(frozenset()).snippet("<i>") == "&lt;i&gt;"
 
 
+def test_highlighter_marks_the_same_words_when_lower_casing_changes_the_length():
+    snippet = search.Highlighter(frozenset({"zebra"})).snippet("İstanbul zebras <zebra> xzebra Zebra_x ZEBRA")
+    assert snippet == "İstanbul <mark>zebras</mark> &lt;<mark>zebra</mark>&gt; xzebra Zebra_x <mark>ZEBRA</mark>"
+    snippet = search.Highlighter(frozenset({"zebra"})).snippet("Stanbul zebras <zebra> xzebra Zebra_x ZEBRA")
+    assert snippet == "Stanbul <mark>zebras</mark> &lt;<mark>zebra</mark>&gt; xzebra Zebra_x <mark>ZEBRA</mark>"
+
+
+def test_hit_html_escapes_every_part_but_the_already_safe_snippet():
+    from django.utils.safestring import mark_safe
+
+    hit = search.Hit(title="<b>T</b>", url='https://x.org/?a=1&b="2"', snippet=mark_safe("<mark>s</mark>"), meta="o'r/n")
+    assert hit.html == ('<li class="hit"><a href="https://x.org/?a=1&amp;b=&quot;2&quot;">&lt;b&gt;T&lt;/b&gt;</a> '
+                        '<span class="meta">o&#x27;r/n</span><p class="snippet"><mark>s</mark></p></li>')
+    assert "&lt;i&gt;" in search.Hit("t", "/", "<i>").html  # a snippet not marked safe is escaped too
+
+
 def test_query_lexemes_reads_postgres_querytree_text():
     assert search.query_lexemes("'alloc' & ( 'it''s' | 'cuda' )") == {"alloc", "it's", "cuda"}
     assert search.query_lexemes("T") == set()  # querytree of a query with only negations or stop words
