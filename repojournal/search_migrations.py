@@ -90,7 +90,8 @@ BEGIN
             (citation_id, digest_id, reference_id, status, date, published_at, {COLUMN})
         SELECT NEW.id, d.id, r.id, d.status, d.date, d.published_at, r.{COLUMN}
         FROM digests_digest d, digests_reference r
-        WHERE d.id = NEW.digest_id AND r.id = NEW.reference_id;
+        WHERE d.id = NEW.digest_id AND r.id = NEW.reference_id
+        FOR SHARE;  -- a concurrent change to either row waits, or is waited for and read
     END IF;
     RETURN NULL;
 END $$;
