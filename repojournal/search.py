@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 import Stemmer
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connection, models
-from django.db.models.expressions import Col, Func
-from django.db.models.functions import Cast, Concat, Substr
+from django.db.models.expressions import Col, Func, RawSQL
+from django.db.models.functions import Cast, Concat, Left
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import conditional_escape, escape
@@ -181,7 +181,7 @@ def _best(model, candidates, tsquery: SearchQuery, section: str, source, **shown
     matches from the GIN index), ranks only those, and reads the snippet
     source, a bounded prefix, of the shown rows only.
     """
-    blank = models.Value("", output_field=models.CharField())
+    blank = Cast(models.Value(None), models.CharField())  # NULL, not a parameter: see _statement
     columns = {"title": blank, "slug": blank, "label": blank, "url": blank, "kind": blank,
                "number": Cast(models.Value(None), models.IntegerField())} | shown
     best = (
@@ -193,9 +193,10 @@ def _best(model, candidates, tsquery: SearchQuery, section: str, source, **shown
     return (  # in no order: the caller sorts; the source is read for the shown rows only
         model.objects.filter(pk__in=best)
         .annotate(
-            hit_section=models.Value(section, output_field=models.CharField()),
+            # a literal, not a parameter (see _statement); `section` is one of CANDIDATES_PER_KIND's keys
+            hit_section=RawSQL(f"'{section}'", (), output_field=models.CharField()),
             rank=SearchRank(StoredVector(), tsquery),
-            source=Substr(source, 1, SNIPPET_SOURCE_CHARS),
+            source=Left(source, SNIPPET_SOURCE_CHARS),
             lexemes=Cast(Func(tsquery, function="querytree"), models.TextField()),
             **{f"hit_{name}": value for name, value in columns.items()},
         )
@@ -250,6 +251,8 @@ def _statement(alias: str, candidates: tuple, results: int, source_chars: int) -
     Compiling three querysets with subqueries costs more Python than the rest of
     a search; only their parameters change between requests: the query text
     and "now", the publication cut-off (every date parameter here is one).
+    Columns a kind lacks are NULL literals, not parameters: psycopg caches its
+    parsing of a statement only up to 50 parameters.
     """
     parts, params = [], []
     for queryset in _kinds(PLACEHOLDER):
