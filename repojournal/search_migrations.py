@@ -100,7 +100,7 @@ CREATE TRIGGER searchcitation_citation AFTER INSERT OR UPDATE OR DELETE ON diges
 
 CREATE FUNCTION digests_searchcitation_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    TRUNCATE digests_searchcitation;
+    DELETE FROM digests_searchcitation;  -- not TRUNCATE: it may be in the same TRUNCATE statement (flush)
     RETURN NULL;
 END $$;
 CREATE TRIGGER searchcitation_truncate AFTER TRUNCATE ON digests_digestreference

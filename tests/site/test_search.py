@@ -284,3 +284,17 @@ def test_search_citations_follow_citations_digests_and_references_through_bulk_w
     DigestReference.objects.filter(reference=reference).update(digest=site.hidden_digests["draft"])
     assert found("quokka") == []
     assert SearchCitation.objects.count() == DigestReference.objects.count()
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_search_citations_are_emptied_with_the_citations_even_in_one_truncate(site):
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no deferred foreign key checks pending: TRUNCATE refuses
+        cursor.execute("TRUNCATE digests_digestreference, digests_searchcitation")  # as Django's flush does
+        assert SearchCitation.objects.count() == 0
+        DigestReferenceFactory(digest=site.digests[0], reference=ReferenceFactory(), number=40)
+        assert SearchCitation.objects.count() == 1
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("TRUNCATE digests_digestreference")
+    assert SearchCitation.objects.count() == 0
