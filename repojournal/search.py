@@ -111,8 +111,8 @@ class Hit:
         the template engine's four variable lookups per hit (or ``format_html``'s
         lazy-aware escaping) cost more than the rest of rendering the page.
         """
-        parts = (html.escape(self.url), html.escape(self.title), html.escape(self.meta), conditional_escape(self.snippet))
-        return mark_safe(HIT_HTML.format(*parts))
+        escaped = map(html.escape, (self.url, self.title, self.meta))
+        return mark_safe(HIT_HTML.format(*escaped, conditional_escape(self.snippet)))
 
 
 HIT_HTML = '<li class="hit"><a href="{}">{}</a> <span class="meta">{}</span><p class="snippet">{}</p></li>'
@@ -210,9 +210,9 @@ HIT_COLUMNS = ("hit_section", "id", "rank", "hit_title", "hit_slug", "hit_label"
 
 
 def _cited_by_published_digests():
-    """Ids of references cited by a published digest, newest citation first, from ``SearchCitation``
-    (the condition of ``Reference.objects.published()``, whose ``IN`` form PostgreSQL cannot walk newest
-    first; the narrow copy is walked through its partial index and each check reads one short row)."""
+    """Citations by published digests, newest first, from ``SearchCitation``: their references are
+    ``Reference.objects.published()``, whose ``IN`` form PostgreSQL cannot walk newest first; the narrow
+    copy is walked through its partial index and each check reads one short row."""
     return (SearchCitation.objects.filter(status=Status.PUBLISHED, published_at__lte=timezone.now())
             .order_by("-date", "-published_at", "-digest_id"))
 
@@ -235,7 +235,8 @@ def _kinds(query: str) -> list:
         _best(Digest, _matches(Digest.objects.published(), tsquery).order_by("-date", "-published_at", "-id")
               .values("pk"), tsquery, "digests", _joined("summary", "body"),
               title=F("headline"), slug=F("slug"), label=F("topic__name")),
-        _best(Reference, _matches(_cited_by_published_digests(), tsquery).values("reference_id"), tsquery, "references", _joined("title", "body"),
+        _best(Reference, _matches(_cited_by_published_digests(), tsquery).values("reference_id"),
+              tsquery, "references", _joined("title", "body"),
               title=F("title"), label=F("repository__full_name"), url=F("url"), kind=F("kind"), number=F("number")),
     ]
 

@@ -166,7 +166,8 @@ def test_highlighter_marks_the_same_words_when_lower_casing_changes_the_length()
 def test_hit_html_escapes_every_part_but_the_already_safe_snippet():
     from django.utils.safestring import mark_safe
 
-    hit = search.Hit(title="<b>T</b>", url='https://x.org/?a=1&b="2"', snippet=mark_safe("<mark>s</mark>"), meta="o'r/n")
+    hit = search.Hit(title="<b>T</b>", url='https://x.org/?a=1&b="2"', snippet=mark_safe("<mark>s</mark>"),
+                     meta="o'r/n")
     assert hit.html == ('<li class="hit"><a href="https://x.org/?a=1&amp;b=&quot;2&quot;">&lt;b&gt;T&lt;/b&gt;</a> '
                         '<span class="meta">o&#x27;r/n</span><p class="snippet"><mark>s</mark></p></li>')
     assert "&lt;i&gt;" in search.Hit("t", "/", "<i>").html  # a snippet not marked safe is escaped too
