@@ -17,11 +17,16 @@ walks an index newest first and checks each row's stored vector, so the work is
 the bound divided by the share of rows matching, the same at any archive size
 (for a rare query PostgreSQL takes the few matches from the GIN index instead).
 40 is two candidates per hit shown for posts and digests. References get 20 —
-the newest 20 matches, best first — because they are the dear part: most are
-cited by no published digest, so for the benchmark's query about 30 are checked
-per match (~1,100 row visits at 40 across a 300,000-row table). All three
-kinds are one ``UNION ALL`` statement, compiled from the querysets once per
-process.
+the newest 20 matches, best first — because they are the dear part: short
+texts match less often, so for the benchmark's query about 25 citations are
+checked per match (~500 rows at 20). They are walked in ``SearchCitation``, a
+narrow copy of the citations with the citing digest's order and state and the
+reference's vector that triggers keep true, so each check reads one short row
+instead of a citation, then a wide reference row and its TOAST. The vectors of
+posts, digests and references are stored in their rows (storage MAIN), not in
+TOAST, for the same reason. All three kinds are one ``UNION ALL`` statement,
+compiled from the querysets once per process; each reads the snippet source
+of its shown rows only.
 
 Snippets are cut in Python from the first SNIPPET_SOURCE_CHARS of the shown
 rows' text, marking the words whose Snowball ``english`` stem (PyStemmer, the
@@ -32,6 +37,7 @@ strangers, is escaped first and only our own ``<mark>`` elements are added after
 """
 import datetime
 import functools
+import html
 import re
 import threading
 from urllib.parse import quote
@@ -40,15 +46,16 @@ from dataclasses import dataclass, field
 import Stemmer
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connection, models
-from django.db.models.expressions import Col, Func
-from django.db.models.functions import Cast, Concat, Substr
+from django.db.models.expressions import Col, Func, RawSQL
+from django.db.models.functions import Cast, Concat, Left
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import escape
+from django.utils.html import conditional_escape, escape
 from django.utils.safestring import SafeString, mark_safe
 
 from blog.models import Post
-from digests.models import Digest, Reference, Repository
+from digests.cards import display_title
+from digests.models import Digest, Reference, Repository, SearchCitation
 
 from .search_migrations import COLUMN, CONFIG
 from .workflow import Status
@@ -96,6 +103,20 @@ class Hit:
     snippet: SafeString
     meta: str = ""
 
+    @property
+    def html(self) -> SafeString:
+        """The hit's list item, every part escaped (the snippet is already safe: see ``Highlighter``).
+
+        Built here rather than by a template loop: a page shows up to 60 hits, and
+        the template engine's four variable lookups per hit (or ``format_html``'s
+        lazy-aware escaping) cost more than the rest of rendering the page.
+        """
+        escaped = map(html.escape, (self.url, self.title, self.meta))
+        return mark_safe(HIT_HTML.format(*escaped, conditional_escape(self.snippet)))
+
+
+HIT_HTML = '<li class="hit"><a href="{}">{}</a> <span class="meta">{}</span><p class="snippet">{}</p></li>'
+
 
 @dataclass
 class Results:
@@ -109,11 +130,11 @@ class Results:
         return len(self.posts) + len(self.digests) + len(self.references)
 
     @property
-    def sections(self) -> list[tuple[str, str, list[Hit]]]:
-        """(id, heading, hits) of the kinds with hits, in page order: one template loop, no include per hit."""
+    def sections(self) -> list[tuple[str, str, SafeString]]:
+        """(id, heading, list items) of the kinds with hits, in page order (see ``Hit.html``)."""
         kinds = [("digests", "Digests", self.digests), ("posts", "Posts", self.posts),
                  ("references", "References", self.references)]
-        return [kind for kind in kinds if kind[2]]
+        return [(key, heading, mark_safe("".join(hit.html for hit in hits))) for key, heading, hits in kinds if hits]
 
 
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
@@ -151,29 +172,36 @@ def _matches(queryset, tsquery: SearchQuery):
     return queryset.annotate(document=StoredVector()).filter(document=tsquery)
 
 
-def _best(candidates, tsquery: SearchQuery, section: str, source, **shown):
+def _best(model, candidates, tsquery: SearchQuery, section: str, source, **shown):
     """The best RESULTS_PER_KIND of the newest CANDIDATES_PER_KIND[section] `candidates`, as HIT_COLUMNS rows.
 
-    `candidates` is a published, matching queryset ordered newest first; its
+    `candidates` is the ids of published, matching `model` rows, newest first; its
     LIMIT is what bounds the work: PostgreSQL walks an index newest first and
     stops after that many matches (or, for a rare query, takes the few
-    matches from the GIN index), ranks only those, and the snippet source is a
-    bounded prefix of the shown rows only.
+    matches from the GIN index), ranks only those, and reads the snippet
+    source, a bounded prefix, of the shown rows only.
     """
-    blank = models.Value("", output_field=models.CharField())
+    blank = Cast(models.Value(None), models.CharField())  # NULL, not a parameter: see _statement
     columns = {"title": blank, "slug": blank, "label": blank, "url": blank, "kind": blank,
                "number": Cast(models.Value(None), models.IntegerField())} | shown
-    return (
-        candidates.model.objects.filter(pk__in=candidates.values("pk")[: CANDIDATES_PER_KIND[section]])
+    best = (
+        model.objects.filter(pk__in=candidates[: CANDIDATES_PER_KIND[section]])
+        .annotate(rank=SearchRank(StoredVector(), tsquery))
+        .order_by("-rank", "-id")
+        .values("pk")[:RESULTS_PER_KIND]
+    )
+    return (  # in no order: the caller sorts; the source is read for the shown rows only
+        model.objects.filter(pk__in=best)
         .annotate(
-            hit_section=models.Value(section, output_field=models.CharField()),
+            # a literal, not a parameter (see _statement); `section` is one of CANDIDATES_PER_KIND's keys
+            hit_section=RawSQL(f"'{section}'", (), output_field=models.CharField()),
             rank=SearchRank(StoredVector(), tsquery),
-            source=Substr(source, 1, SNIPPET_SOURCE_CHARS),
+            source=Left(source, SNIPPET_SOURCE_CHARS),
             lexemes=Cast(Func(tsquery, function="querytree"), models.TextField()),
             **{f"hit_{name}": value for name, value in columns.items()},
         )
-        .order_by("-rank", "-id")
-        .values_list(*HIT_COLUMNS)[:RESULTS_PER_KIND]
+        .order_by()
+        .values_list(*HIT_COLUMNS)
     )
 
 
@@ -181,11 +209,12 @@ HIT_COLUMNS = ("hit_section", "id", "rank", "hit_title", "hit_slug", "hit_label"
                "source", "lexemes")
 
 
-def _cited_by_published_digests() -> models.Q:
-    """References cited by a published digest, through the citation join (the condition of
-    ``Reference.objects.published()``, whose ``IN`` form PostgreSQL cannot walk newest first: this join
-    lets it walk published digests through their partial index and stop early)."""
-    return models.Q(citations__digest__status=Status.PUBLISHED, citations__digest__published_at__lte=timezone.now())
+def _cited_by_published_digests():
+    """Citations by published digests, newest first, from ``SearchCitation``: their references are
+    ``Reference.objects.published()``, whose ``IN`` form PostgreSQL cannot walk newest first; the narrow
+    copy is walked through its partial index and each check reads one short row."""
+    return (SearchCitation.objects.filter(status=Status.PUBLISHED, published_at__lte=timezone.now())
+            .order_by("-date", "-published_at", "-digest_id"))
 
 
 def _joined(*names: str) -> Concat:
@@ -201,13 +230,12 @@ def _kinds(query: str) -> list:
     tsquery = _tsquery(query)
     F = models.F
     return [
-        _best(_matches(Post.objects.published(), tsquery).order_by("-published_at", "-id"),
+        _best(Post, _matches(Post.objects.published(), tsquery).order_by("-published_at", "-id").values("pk"),
               tsquery, "posts", _joined("excerpt", "body"), title=F("title"), slug=F("slug")),
-        _best(_matches(Digest.objects.published(), tsquery).order_by("-date", "-published_at", "-id"),
-              tsquery, "digests", _joined("summary", "body"),
+        _best(Digest, _matches(Digest.objects.published(), tsquery).order_by("-date", "-published_at", "-id")
+              .values("pk"), tsquery, "digests", _joined("summary", "body"),
               title=F("headline"), slug=F("slug"), label=F("topic__name")),
-        _best(_matches(Reference.objects.filter(_cited_by_published_digests()), tsquery)
-              .order_by("-citations__digest__date", "-citations__digest__published_at", "-citations__digest_id"),
+        _best(Reference, _matches(_cited_by_published_digests(), tsquery).values("reference_id"),
               tsquery, "references", _joined("title", "body"),
               title=F("title"), label=F("repository__full_name"), url=F("url"), kind=F("kind"), number=F("number")),
     ]
@@ -224,6 +252,8 @@ def _statement(alias: str, candidates: tuple, results: int, source_chars: int) -
     Compiling three querysets with subqueries costs more Python than the rest of
     a search; only their parameters change between requests: the query text
     and "now", the publication cut-off (every date parameter here is one).
+    Columns a kind lacks are NULL literals, not parameters: psycopg caches its
+    parsing of a statement only up to 50 parameters.
     """
     parts, params = [], []
     for queryset in _kinds(PLACEHOLDER):
@@ -252,7 +282,7 @@ def _search_postgres(query: str) -> Results:
         elif section == "digests":
             hit = Hit(title, digest_url(slug), snippet, f"The Wire · {label}")
         else:
-            title = Reference(kind=kind, number=number, title=title).display_title
+            title = display_title(kind, title, number)
             hit = Hit(title, url or Repository(full_name=label).get_absolute_url(), snippet, label)
         getattr(results, section).append(hit)
     return results
@@ -296,35 +326,51 @@ class Highlighter:
     the same ``english`` (Snowball) stemmer, so "allocation" still marks
     "allocator". A regular expression finds the few words that could stem to
     a lexeme (stemming only changes a word's ending); only those are stemmed.
+    It scans the lower-cased text for the (lower-case) prefixes and checks the
+    word boundary itself: ``\\b`` and ``IGNORECASE`` made the scan twice as dear.
     """
 
     def __init__(self, lexemes: frozenset[str]):
         self.lexemes = lexemes
         prefixes = sorted({lexeme[: max(2, len(lexeme) - 2)] for lexeme in lexemes}, key=len, reverse=True)
-        pattern = rf"\b(?:{'|'.join(map(re.escape, prefixes))})\w*"
-        self.candidates = re.compile(pattern, re.IGNORECASE) if prefixes else None
+        pattern = rf"(?:{'|'.join(map(re.escape, prefixes))})\w*"
+        self.candidates = re.compile(pattern) if prefixes else None
+        self.folded = re.compile(rf"\b{pattern}", re.IGNORECASE) if prefixes else None
 
     def is_match(self, word: str) -> bool:
         return stem(word) in self.lexemes
+
+    def spans(self, text: str):
+        """(start, end) of each word of `text` whose stem is a query lexeme, in order."""
+        if not self.candidates:
+            return
+        lower = text.lower()
+        if len(lower) != len(text):  # a few characters lower-case to two: offsets would not carry over
+            yield from (match.span() for match in self.folded.finditer(text) if self.is_match(match.group(0)))
+            return
+        for match in self.candidates.finditer(lower):
+            start = match.start()
+            if start and (lower[start - 1].isalnum() or lower[start - 1] == "_"):
+                continue  # inside a word (``\w`` is ``isalnum()`` or "_")
+            if self.is_match(match.group(0)):
+                yield match.span()
 
     def snippet(self, text: str) -> SafeString:
         """About SNIPPET_WORDS words of `text` around the first match (or its start), matches marked."""
         text = text or ""
         first = 0
-        if self.candidates:
-            offset = next((m.start() for m in self.candidates.finditer(text) if self.is_match(m.group(0))), None)
-            if offset is not None:  # the index of the token holding the match
-                first = len(text[:offset].split()) - (offset > 0 and not text[offset - 1].isspace())
+        offset = next(self.spans(text), (None,))[0]
+        if offset is not None:  # the index of the token holding the match
+            first = len(text[:offset].split()) - (offset > 0 and not text[offset - 1].isspace())
         tokens = text.split()
         start = max(0, first - SNIPPET_WORDS // 3)
         excerpt = " ".join(tokens[start : start + SNIPPET_WORDS])
-        if self.candidates:
-            excerpt = self.candidates.sub(
-                lambda m: f"{START}{m.group(0)}{STOP}" if self.is_match(m.group(0)) else m.group(0), excerpt
-            )
-        prefix = "… " if start else ""
-        suffix = " …" if start + SNIPPET_WORDS < len(tokens) else ""
-        return mark_sentinels(f"{prefix}{excerpt}{suffix}")
+        parts, position = ["… " if start else ""], 0
+        for begin, end in self.spans(excerpt):
+            parts += [html.escape(excerpt[position:begin]), "<mark>", html.escape(excerpt[begin:end]), "</mark>"]
+            position = end
+        parts += [html.escape(excerpt[position:]), " …" if start + SNIPPET_WORDS < len(tokens) else ""]
+        return mark_safe("".join(parts))
 
 
 @functools.lru_cache(maxsize=64)

@@ -72,3 +72,119 @@ def drop_search_index(app_label: str, model_name: str, fields: dict):
     """The reverse of ``add_search_index``, as a (forwards, backwards) pair."""
     add, remove = add_search_index(app_label, model_name, fields)
     return remove, add
+
+
+#: Keeps ``digests_searchcitation`` (``digests.models.SearchCitation``) a copy of every citation with
+#: its digest's status, date and publication time and its reference's stored vector (row triggers;
+#: a TRUNCATE of the citations, which fires no row trigger, empties it too).
+CITATION_SEARCH_SQL = f"""
+ALTER TABLE digests_searchcitation ADD COLUMN {COLUMN} tsvector NOT NULL;
+
+CREATE FUNCTION digests_searchcitation_from_citation() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        DELETE FROM digests_searchcitation WHERE citation_id = OLD.id;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        INSERT INTO digests_searchcitation
+            (citation_id, digest_id, reference_id, status, date, published_at, {COLUMN})
+        SELECT NEW.id, d.id, r.id, d.status, d.date, d.published_at, r.{COLUMN}
+        FROM digests_digest d, digests_reference r
+        WHERE d.id = NEW.digest_id AND r.id = NEW.reference_id
+        FOR SHARE;  -- a concurrent change to either row waits, or is waited for and read
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER searchcitation_citation AFTER INSERT OR UPDATE OR DELETE ON digests_digestreference
+    FOR EACH ROW EXECUTE FUNCTION digests_searchcitation_from_citation();
+
+CREATE FUNCTION digests_searchcitation_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM digests_searchcitation;  -- not TRUNCATE: it may be in the same TRUNCATE statement (flush)
+    RETURN NULL;
+END $$;
+CREATE TRIGGER searchcitation_truncate AFTER TRUNCATE ON digests_digestreference
+    FOR EACH STATEMENT EXECUTE FUNCTION digests_searchcitation_truncate();
+
+CREATE FUNCTION digests_searchcitation_from_digest() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE digests_searchcitation SET status = NEW.status, date = NEW.date, published_at = NEW.published_at
+    WHERE digest_id = NEW.id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER searchcitation_digest AFTER UPDATE ON digests_digest FOR EACH ROW
+    WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.date IS DISTINCT FROM NEW.date
+          OR OLD.published_at IS DISTINCT FROM NEW.published_at)
+    EXECUTE FUNCTION digests_searchcitation_from_digest();
+
+CREATE FUNCTION digests_searchcitation_from_reference() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE digests_searchcitation SET {COLUMN} = NEW.{COLUMN} WHERE reference_id = NEW.id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER searchcitation_reference AFTER UPDATE ON digests_reference FOR EACH ROW
+    WHEN (OLD.{COLUMN} IS DISTINCT FROM NEW.{COLUMN})
+    EXECUTE FUNCTION digests_searchcitation_from_reference();
+
+CREATE INDEX digests_searchcitation_digest ON digests_searchcitation (digest_id);
+CREATE INDEX digests_searchcitation_reference ON digests_searchcitation (reference_id);
+
+INSERT INTO digests_searchcitation (citation_id, digest_id, reference_id, status, date, published_at, {COLUMN})
+SELECT c.id, d.id, r.id, d.status, d.date, d.published_at, r.{COLUMN}
+FROM digests_digestreference c
+JOIN digests_digest d ON d.id = c.digest_id
+JOIN digests_reference r ON r.id = c.reference_id;
+"""
+
+CITATION_SEARCH_REVERSE_SQL = f"""
+DROP TRIGGER searchcitation_citation ON digests_digestreference;
+DROP TRIGGER searchcitation_truncate ON digests_digestreference;
+DROP TRIGGER searchcitation_digest ON digests_digest;
+DROP TRIGGER searchcitation_reference ON digests_reference;
+DROP FUNCTION digests_searchcitation_from_citation();
+DROP FUNCTION digests_searchcitation_truncate();
+DROP FUNCTION digests_searchcitation_from_digest();
+DROP FUNCTION digests_searchcitation_from_reference();
+DROP INDEX digests_searchcitation_digest;
+DROP INDEX digests_searchcitation_reference;
+ALTER TABLE digests_searchcitation DROP COLUMN {COLUMN};
+"""
+
+
+def add_citation_search():
+    """A (forwards, backwards) pair for ``RunPython``: the vector column and the triggers, PostgreSQL only."""
+
+    def forwards(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(CITATION_SEARCH_SQL)
+
+    def backwards(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(CITATION_SEARCH_REVERSE_SQL)
+
+    return forwards, backwards
+
+
+def keep_vector_inline(app_label: str, model_name: str):
+    """A (forwards, backwards) pair for ``RunPython``: store the vector in the row itself, PostgreSQL only.
+
+    A search checks the vector of every row it walks. With the default
+    (EXTENDED) storage PostgreSQL moves the vectors of wide rows (a post's
+    body, rendering and cards) out to the TOAST table, so each check was an
+    index probe there and a second read, 5-10 µs. MAIN keeps the vector in
+    the row and moves the other long columns out first; a vector is moved
+    out only when the row could not fit a page otherwise. Rows written before
+    the change keep their layout until rewritten (any update, or
+    ``VACUUM FULL``).
+    """
+
+    def alter(storage: str):
+        def run(apps, schema_editor):
+            if schema_editor.connection.vendor != "postgresql":
+                return
+            table = schema_editor.quote_name(apps.get_model(app_label, model_name)._meta.db_table)
+            schema_editor.execute(f"ALTER TABLE {table} ALTER COLUMN {COLUMN} SET STORAGE {storage}")
+
+        return run
+
+    return alter("MAIN"), alter("EXTENDED")

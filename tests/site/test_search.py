@@ -8,8 +8,9 @@ from django.utils import timezone
 
 from blog.factories import PostFactory
 from digests.factories import DigestReferenceFactory, ReferenceFactory
-from digests.models import Reference
+from digests.models import Reference, SearchCitation
 from repojournal import search
+from repojournal.workflow import Status
 
 from .conftest import make_digest
 from .helpers import visible_text
@@ -155,6 +156,23 @@ def test_highlighter_centres_on_the_first_match_and_shows_the_start_without_one(
     assert search.Highlighter(frozenset()).snippet("<i>") == "&lt;i&gt;"
 
 
+def test_highlighter_marks_the_same_words_when_lower_casing_changes_the_length():
+    snippet = search.Highlighter(frozenset({"zebra"})).snippet("İstanbul zebras <zebra> xzebra Zebra_x ZEBRA")
+    assert snippet == "İstanbul <mark>zebras</mark> &lt;<mark>zebra</mark>&gt; xzebra Zebra_x <mark>ZEBRA</mark>"
+    snippet = search.Highlighter(frozenset({"zebra"})).snippet("Stanbul zebras <zebra> xzebra Zebra_x ZEBRA")
+    assert snippet == "Stanbul <mark>zebras</mark> &lt;<mark>zebra</mark>&gt; xzebra Zebra_x <mark>ZEBRA</mark>"
+
+
+def test_hit_html_escapes_every_part_but_the_already_safe_snippet():
+    from django.utils.safestring import mark_safe
+
+    hit = search.Hit(title="<b>T</b>", url='https://x.org/?a=1&b="2"', snippet=mark_safe("<mark>s</mark>"),
+                     meta="o'r/n")
+    assert hit.html == ('<li class="hit"><a href="https://x.org/?a=1&amp;b=&quot;2&quot;">&lt;b&gt;T&lt;/b&gt;</a> '
+                        '<span class="meta">o&#x27;r/n</span><p class="snippet"><mark>s</mark></p></li>')
+    assert "&lt;i&gt;" in search.Hit("t", "/", "<i>").html  # a snippet not marked safe is escaped too
+
+
 def test_query_lexemes_reads_postgres_querytree_text():
     assert search.query_lexemes("'alloc' & ( 'it''s' | 'cuda' )") == {"alloc", "it's", "cuda"}
     assert search.query_lexemes("T") == set()  # querytree of a query with only negations or stop words
@@ -223,16 +241,61 @@ def test_slug_url_is_reverse_with_one_call(slug):
         assert search.slug_url(name)(slug) == reverse(name, args=[slug])
 
 
+@ON_POSTGRES
 @pytest.mark.django_db
 def test_the_reference_walk_sees_exactly_the_published_references(site):
-    """PostgreSQL walks references through the citation join instead of ``published()``'s ``IN``: same rows."""
+    """PostgreSQL walks references through ``SearchCitation`` instead of ``published()``'s ``IN``: same rows."""
     for number, (label, digest) in enumerate(site.hidden_digests.items(), start=20):
         DigestReferenceFactory(digest=digest, reference=ReferenceFactory(title=f"Only {label}"), number=9)
         shared = ReferenceFactory(title=f"Also published {label}")  # cited by a hidden and a published digest
         DigestReferenceFactory(digest=digest, reference=shared, number=10)
         DigestReferenceFactory(digest=site.digests[0], reference=shared, number=number)
-    walked = set(Reference.objects.filter(search._cited_by_published_digests()).values_list("pk", flat=True))
+    walked = set(search._cited_by_published_digests().values_list("reference_id", flat=True))
     assert walked == set(Reference.objects.published().values_list("pk", flat=True))
     titles = set(Reference.objects.filter(pk__in=walked).values_list("title", flat=True))
     assert {f"Also published {label}" for label in site.hidden_digests} <= titles
     assert not {f"Only {label}" for label in site.hidden_digests} & titles
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_search_citations_follow_citations_digests_and_references_through_bulk_writes(site):
+    """Triggers keep the narrow copy true; ``update()``, ``bulk_create`` and ``delete()`` send no signals."""
+    from digests.models import Digest, DigestReference
+
+    def found(query: str) -> list[str]:
+        return [hit.title for hit in search.search(query).references]
+
+    digest = Digest.objects.filter(pk=site.digests[0].pk)
+    reference = ReferenceFactory(title="Wallaby refactor")
+    citation = DigestReferenceFactory(digest=site.digests[0], reference=reference, number=30)
+    assert found("wallaby") == ["Wallaby refactor"]
+    Reference.objects.filter(pk=reference.pk).update(title="Quokka refactor")
+    assert found("wallaby") == [] and found("quokka") == ["Quokka refactor"]
+    digest.update(status=Status.DRAFT)
+    assert found("quokka") == []
+    digest.update(status=Status.PUBLISHED, published_at=timezone.now() + datetime.timedelta(days=1))
+    assert found("quokka") == []  # scheduled: decided at query time
+    digest.update(published_at=timezone.now() - datetime.timedelta(days=1))
+    assert found("quokka") == ["Quokka refactor"]
+    DigestReference.objects.filter(pk=citation.pk).delete()
+    assert found("quokka") == []
+    DigestReference.objects.bulk_create([DigestReference(digest=site.digests[1], reference=reference, number=31)])
+    assert found("quokka") == ["Quokka refactor"]
+    DigestReference.objects.filter(reference=reference).update(digest=site.hidden_digests["draft"])
+    assert found("quokka") == []
+    assert SearchCitation.objects.count() == DigestReference.objects.count()
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_search_citations_are_emptied_with_the_citations_even_in_one_truncate(site):
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no deferred foreign key checks pending: TRUNCATE refuses
+        cursor.execute("TRUNCATE digests_digestreference, digests_searchcitation")  # as Django's flush does
+        assert SearchCitation.objects.count() == 0
+        DigestReferenceFactory(digest=site.digests[0], reference=ReferenceFactory(), number=40)
+        assert SearchCitation.objects.count() == 1
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("TRUNCATE digests_digestreference")
+    assert SearchCitation.objects.count() == 0

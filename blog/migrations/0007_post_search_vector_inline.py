@@ -1,0 +1,10 @@
+"""Keep posts' search vectors in the row (PostgreSQL storage MAIN): the search checks one per row it walks."""
+from django.db import migrations
+
+from repojournal.search_migrations import keep_vector_inline
+
+
+class Migration(migrations.Migration):
+    dependencies = [("blog", "0006_post_page_parts")]
+
+    operations = [migrations.RunPython(*keep_vector_inline("blog", "post"))]
