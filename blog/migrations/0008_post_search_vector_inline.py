@@ -5,6 +5,6 @@ from repojournal.search_migrations import keep_vector_inline
 
 
 class Migration(migrations.Migration):
-    dependencies = [("blog", "0006_post_page_parts")]
+    dependencies = [("blog", "0007_post_authors_tags")]
 
     operations = [migrations.RunPython(*keep_vector_inline("blog", "post"))]
