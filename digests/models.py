@@ -10,7 +10,7 @@ from django.utils.formats import date_format
 from django.utils.text import slugify
 
 from repojournal.bulk import bulk_insert
-from repojournal.rendering import render_markdown
+from repojournal.rendering import render_github_markdown, render_markdown
 from repojournal.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
 
 from . import cards
@@ -185,7 +185,7 @@ class ReferenceQuerySet(models.QuerySet):
             reference = existing.get(key)
             if reference is None:
                 reference = self.model(repository=repository, kind=kind, key=key, **fields)
-                reference.body_html = render_markdown(reference.body)
+                reference.body_html = render_github_markdown(reference.body)
                 new.append(reference)
                 results[key] = (reference, "created")
                 continue
@@ -197,7 +197,7 @@ class ReferenceQuerySet(models.QuerySet):
             for name, value in diff.items():
                 setattr(reference, name, value)
             if "body" in diff:
-                reference.body_html = render_markdown(reference.body)
+                reference.body_html = render_github_markdown(reference.body)
                 written.add("body_html")
             reference.updated_at = now
             written.update(diff)
@@ -271,7 +271,7 @@ class Reference(models.Model):
         return self.display_title
 
     def save(self, *args, **kwargs):
-        self.body_html = render_markdown(self.body)
+        self.body_html = render_github_markdown(self.body)
         super().save(*args, **kwargs)
 
     @property
