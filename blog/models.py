@@ -4,29 +4,41 @@ import html
 from django.conf import settings
 import reversion
 from django.db import connection, models
-from django.db.models.expressions import RawSQL
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import strip_tags
 from django.utils.text import Truncator
 from taggit.managers import TaggableManager
 from taggit.models import TaggedItemBase
 
 from repojournal.rendering import render_markdown
-from repojournal.workflow import PublishableModel, PublishableQuerySet
+from repojournal.workflow import PublishableModel, PublishableQuerySet, Status
 
 from .cards import PARTS, render_parts
 
 EXCERPT_WORDS = 60
 #: Newest posts per tag considered when ranking related posts (see PostQuerySet.related_to).
 RELATED_CANDIDATES = 30
-#: The ids of the newest posts of each of one post's tags (PostgreSQL; params: how many per tag, the post).
-NEWEST_PER_OWN_TAG = """
-    SELECT newest.content_object_id FROM blog_taggedpost own
-    CROSS JOIN LATERAL (
-        SELECT tagged.content_object_id FROM blog_taggedpost tagged
-        WHERE tagged.tag_id = own.tag_id ORDER BY tagged.content_object_id DESC LIMIT %s
-    ) newest
-    WHERE own.content_object_id = %s
+#: Related posts on PostgreSQL, ranked in one statement (see PostQuerySet.related_cards). The newest
+#: posts of each of the post's tags are the candidates (a LATERAL join reads them from the (tag, post)
+#: index); each published candidate is ranked by how many of the post's tags it carries, then newest.
+RELATED_CARDS_SQL = """
+    WITH own AS (SELECT tag_id FROM blog_taggedpost WHERE content_object_id = %(post)s),
+    candidates AS (
+        SELECT DISTINCT newest.content_object_id AS id FROM own
+        CROSS JOIN LATERAL (
+            SELECT tagged.content_object_id FROM blog_taggedpost tagged
+            WHERE tagged.tag_id = own.tag_id ORDER BY tagged.content_object_id DESC LIMIT %(per_tag)s
+        ) newest
+        WHERE newest.content_object_id <> %(post)s
+    )
+    SELECT post.id, post.published_at, post.card_html,
+        (SELECT count(*) FROM blog_taggedpost shared
+         WHERE shared.content_object_id = post.id AND shared.tag_id IN (SELECT tag_id FROM own)) AS shared_tags
+    FROM candidates JOIN blog_post post ON post.id = candidates.id
+    WHERE post.status = %(published)s AND post.published_at <= %(now)s
+    ORDER BY shared_tags DESC, post.published_at DESC, post.id DESC
+    LIMIT %(limit)s
 """
 #: Silent reading speed used for "N min read".
 WORDS_PER_MINUTE = 230
@@ -118,24 +130,35 @@ class PostQuerySet(PublishableQuerySet):
         return self.filter(pk__in=PostAuthor.objects.filter(author=author).values("post_id"))
 
     def related_to(self, post: "Post"):
-        """Other posts ranked by how many tags they share with `post`, then newest first.
+        """Other posts ranked by how many tags they share with `post`, then newest first (every candidate).
 
-        Only the newest RELATED_CANDIDATES posts of each of its tags compete: a tag on
-        half the archive would otherwise make every post page count tags over tens of
-        thousands of posts. On PostgreSQL a LATERAL join takes each tag's newest rows from
-        the (tag, post) index inside the same query; SQLite has no LATERAL, so there every
-        post sharing a tag competes (SQLite databases are small). One query either way.
+        Every post sharing a tag competes, so this is for small archives and
+        tests; reader pages use ``related_cards``, which bounds the candidates.
         """
         own_tags = TaggedPost.objects.filter(content_object_id=post.pk).values("tag_id")
-        candidates = TaggedPost.objects.filter(tag_id__in=own_tags).values("content_object_id")
-        if connection.vendor == "postgresql":
-            candidates = RawSQL(NEWEST_PER_OWN_TAG, (RELATED_CANDIDATES, post.pk))
         return (
             self.exclude(pk=post.pk)
-            .filter(pk__in=candidates)
+            .filter(pk__in=TaggedPost.objects.filter(tag_id__in=own_tags).values("content_object_id"))
             .annotate(shared_tags=models.Count("tagged_items", filter=models.Q(tagged_items__tag_id__in=own_tags)))
             .order_by("-shared_tags", "-published_at", "-id")
         )
+
+    def related_cards(self, post: "Post", limit: int) -> list["Post"]:
+        """The `limit` published posts most related to `post` (``related_to``'s order), with their cards.
+
+        Only the newest RELATED_CANDIDATES posts of each of its tags compete: a tag
+        on half the archive would otherwise make every post page count tags over
+        tens of thousands of posts. On PostgreSQL this is one hand-written
+        statement (RELATED_CARDS_SQL): its LATERAL join has no ORM spelling, and
+        building the equivalent ORM query cost more CPU than running it. SQLite
+        has no LATERAL, so there every post sharing a tag competes (SQLite
+        databases are small). One query either way.
+        """
+        if connection.vendor != "postgresql":
+            return list(self.published().cards().related_to(post)[:limit])
+        params = {"post": post.pk, "per_tag": RELATED_CANDIDATES, "published": Status.PUBLISHED,
+                  "now": timezone.now(), "limit": limit}
+        return list(self.raw(RELATED_CARDS_SQL, params))
 
     def tagged_with(self, tag):
         return self.filter(pk__in=TaggedPost.objects.filter(tag=tag).values("content_object_id"))

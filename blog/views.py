@@ -18,7 +18,7 @@ def posts_crumbs(name: str, url: str) -> list[tuple[str, str]]:
 
 
 def render_post(request, post: Post, *, preview: bool = False):
-    related = Post.objects.published().cards().related_to(post)[:RELATED_POSTS]
+    related = Post.objects.related_cards(post, RELATED_POSTS)
     return render(
         request,
         "blog/post_detail.html",

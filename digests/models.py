@@ -3,7 +3,7 @@ import datetime
 
 from django.core.validators import RegexValidator
 import reversion
-from django.db import models, router
+from django.db import connection, models, router
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
@@ -22,6 +22,17 @@ full_name_validator = RegexValidator(
 )
 
 
+#: TopicQuerySet.published_choices: topics with a live digest, as published() decides, by name.
+PUBLISHED_TOPICS_SQL = """
+    SELECT topic.id, topic.name, topic.slug FROM digests_topic topic
+    WHERE EXISTS (
+        SELECT 1 FROM digests_digest digest
+        WHERE digest.topic_id = topic.id AND digest.status = %(published)s AND digest.published_at <= %(now)s
+    )
+    ORDER BY topic.name
+"""
+
+
 class TopicQuerySet(models.QuerySet):
     def published(self):
         """Topics with at least one published digest: the only ones readers can reach.
@@ -31,6 +42,16 @@ class TopicQuerySet(models.QuerySet):
         does not grow with the archive.
         """
         return self.filter(models.Exists(Digest.objects.published().filter(topic=models.OuterRef("pk"))))
+
+    def published_choices(self) -> list["Topic"]:
+        """``published()`` topics by name, with just their names and slugs: the Wire's topic filter.
+
+        The same EXISTS probes in one prepared statement (PUBLISHED_TOPICS_SQL):
+        this list is on every Wire page, and building the ORM's EXISTS query cost
+        more CPU than the database spent answering it.
+        """
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        return list(self.raw(PUBLISHED_TOPICS_SQL, {"published": Status.PUBLISHED, "now": now}))
 
 
 class Topic(models.Model):
@@ -341,6 +362,22 @@ class DigestQuerySet(PublishableQuerySet):
         return self.filter(pk__in=ActionItem.objects.filter(priority=priority).values("digest_id"))
 
 
+#: Digest.neighbours: the published digests of one topic just before and just after a date.
+NEIGHBOURS_SQL = """
+    SELECT * FROM (
+        SELECT id, slug, headline, 'previous' AS side FROM digests_digest
+        WHERE topic_id = %(topic)s AND status = %(published)s AND published_at <= %(now)s AND date < %(date)s
+        ORDER BY date DESC, id DESC LIMIT 1
+    ) AS previous
+    UNION ALL
+    SELECT * FROM (
+        SELECT id, slug, headline, 'next' AS side FROM digests_digest
+        WHERE topic_id = %(topic)s AND status = %(published)s AND published_at <= %(now)s AND date > %(date)s
+        ORDER BY date, id LIMIT 1
+    ) AS following
+"""
+
+
 class Digest(PublishableModel):
     """A day's news about one topic, citing numbered references."""
 
@@ -406,13 +443,15 @@ class Digest(PublishableModel):
     def neighbours(self) -> tuple["Digest | None", "Digest | None"]:
         """The previous and next published digests of the same topic, by date.
 
-        Decided per request (publication is time-based); each is one probe of the
-        (topic, date) index.
+        Decided per request (publication is time-based), in one statement
+        (NEIGHBOURS_SQL) of two probes of the (topic, date) index: as two ORM
+        queries, building them cost more CPU than the database spent running them.
         """
-        same_topic = Digest.objects.published().filter(topic_id=self.topic_id).only("slug", "headline")
-        previous = same_topic.filter(date__lt=self.date).order_by("-date").first()
-        following = same_topic.filter(date__gt=self.date).order_by("date").first()
-        return previous, following
+        ops = connection.ops
+        params = {"topic": self.topic_id, "date": ops.adapt_datefield_value(self.date), "published": Status.PUBLISHED,
+                  "now": ops.adapt_datetimefield_value(timezone.now())}
+        found = {digest.side: digest for digest in Digest.objects.raw(NEIGHBOURS_SQL, params)}
+        return found.get("previous"), found.get("next")
 
     def citation_report(self) -> CitationReport:
         numbers = self.digest_references.values_list("number", flat=True)

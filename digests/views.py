@@ -79,7 +79,7 @@ def wire_index(request):
             "page": paginate(request, digests),
             "topic": topic,
             "repository": repository,
-            "topics": Topic.objects.published().only("name", "slug"),
+            "topics": Topic.objects.published_choices(),
             "feeds": feed_links("The Wire", "digests:feed"),
         },
     )

@@ -1,6 +1,7 @@
 """The GitHub webhook endpoint: verify, store, answer; processing happens in a task."""
 import json
 
+import orjson
 from django.conf import settings
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -21,12 +22,24 @@ def _parse(request, body: bytes) -> dict | JsonResponse:
     if request.content_type != "application/json":
         return _error(415, "Set the webhook's content type to application/json.")
     try:
-        payload = json.loads(body)
+        payload = _loads(body)
     except (UnicodeDecodeError, ValueError):
         return _error(400, "The body is not valid JSON.")
     if not isinstance(payload, dict):
         return _error(400, "The body must be a JSON object.")
     return payload
+
+
+def _loads(body: bytes):
+    """orjson (several times faster on a 30 KB payload); the standard library for what orjson refuses.
+
+    GitHub sends UTF-8 JSON, which orjson reads. json also takes UTF-16/32,
+    NaN and integers beyond 64 bits: those still parse, just slower.
+    """
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
 
 
 @csrf_exempt

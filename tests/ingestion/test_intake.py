@@ -1,4 +1,6 @@
 """What one delivery costs the endpoint: one INSERT, and a producer from a pool instead of a new broker connection."""
+import base64
+import json
 import os
 
 import django.contrib.auth.middleware  # noqa: F401  imported while auth is installed (see test_celery)
@@ -11,7 +13,7 @@ from ingestion import webhooks
 from ingestion.models import WebhookDelivery
 from ingestion.tasks import process_delivery_task
 
-from .conftest import fixture_body
+from .conftest import fixture_body, sign
 
 pytestmark = pytest.mark.django_db
 
@@ -81,3 +83,91 @@ def test_the_pool_reconnects_after_the_broker_dropped_its_connections():
         webhooks.enqueue(2)
         assert redis.llen("celery") == 2
         redis.delete("celery")
+
+
+def test_the_stored_body_is_byte_identical_and_its_signature_still_verifies(post_webhook, webhook_secret):
+    """Read back from the database, not from the instance: what PostgreSQL stored (bound as binary,
+    compressed with lz4) is exactly what GitHub signed."""
+    body = fixture_body("pull_request.opened")
+    assert post_webhook("pull_request", body, guid="kept").status_code == 202
+    stored = WebhookDelivery.objects.values_list("body", flat=True).get(guid="kept")
+    assert bytes(stored) == body
+    assert webhooks.signature_matches(webhook_secret, bytes(stored), sign(body))
+    assert WebhookDelivery.objects.get(guid="kept").payload()["pull_request"]["number"] == 2
+
+
+def test_every_byte_value_survives_storage():
+    body = bytes(range(256)) * 4
+    webhooks.store_delivery("all-bytes", "ping", {}, {}, body)
+    assert bytes(WebhookDelivery.objects.values_list("body", flat=True).get(guid="all-bytes")) == body
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="server-side binding is PostgreSQL's")
+def test_the_body_is_bound_as_a_parameter_not_inlined_in_the_sql(post_webhook):
+    body = fixture_body("pull_request.opened")
+    with CaptureQueriesContext(connection) as queries:
+        assert post_webhook("pull_request", body, guid="bound").status_code == 202
+    (insert,) = [query["sql"] for query in queries.captured_queries if query["sql"].startswith("INSERT")]
+    assert len(insert) < len(body) // 10
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="lz4 TOAST compression is PostgreSQL's")
+def test_bodies_are_compressed_with_lz4_when_the_server_has_it():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
+        if not cursor.fetchone()[0]:
+            pytest.skip("this PostgreSQL was built without lz4")
+        cursor.execute("SELECT attcompression FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'body'",
+                       [WebhookDelivery._meta.db_table])
+        assert cursor.fetchone()[0] == "l"
+
+
+def test_other_queries_keep_client_side_binding(post_webhook):
+    """The binding cursor is for the delivery's INSERT only, also when that INSERT fails (a redelivery)."""
+    connection.ensure_connection()
+    before = getattr(connection.connection, "cursor_factory", None)
+    body = fixture_body("ping")
+    assert post_webhook("ping", body, guid="same").status_code == 202
+    assert post_webhook("ping", body, guid="same").status_code == 200
+    assert getattr(connection.connection, "cursor_factory", None) is before
+
+
+def test_a_redelivery_inside_a_transaction_leaves_the_transaction_usable():
+    from django.db import transaction
+
+    with transaction.atomic():
+        _first, created = webhooks.store_delivery("in-tx", "ping", {}, {}, b"{}")
+        again, created_again = webhooks.store_delivery("in-tx", "ping", {}, {}, b"{}")
+        assert (created, created_again, again.guid) == (True, False, "in-tx")
+        assert WebhookDelivery.objects.filter(guid="in-tx").count() == 1
+
+
+def test_json_that_only_the_standard_library_reads_is_still_accepted(post_webhook):
+    """orjson parses the body; what it refuses but json accepts (NaN, UTF-16) is still a delivery, as before."""
+    for guid, body in (("nan", b'{"zen": NaN}'), ("utf16", '{"zen": "Keep it simple"}'.encode("utf-16"))):
+        assert post_webhook("ping", body, guid=guid).status_code == 202
+        assert bytes(WebhookDelivery.objects.get(guid=guid).body) == body
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs a real Redis broker: set REDIS_URL")
+def test_the_queued_message_is_a_regular_celery_task_message(post_webhook, django_capture_on_commit_callbacks):
+    """Exactly one message per delivery, once the INSERT is committed, readable by any Celery worker."""
+    app = process_delivery_task.app
+    with app.connection_for_write() as inspector:
+        redis = inspector.default_channel.client
+        redis.delete("celery")
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            assert post_webhook("ping", fixture_body("ping"), guid="message").status_code == 202
+            assert redis.llen("celery") == 0  # nothing before the commit
+        for callback in callbacks:
+            callback()
+        messages = redis.lrange("celery", 0, -1)
+        redis.delete("celery")
+    delivery = WebhookDelivery.objects.get(guid="message")
+    assert len(messages) == 1
+    message = json.loads(messages[0])
+    headers = message["headers"]
+    assert (headers["task"], headers["argsrepr"], headers["kwargsrepr"]) == (
+        process_delivery_task.name, f"({delivery.pk},)", "{}")
+    body = json.loads(base64.b64decode(message["body"]))
+    assert body[0] == [delivery.pk] and body[1] == {}

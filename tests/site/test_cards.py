@@ -131,10 +131,35 @@ def test_related_posts_come_from_each_tags_newest_posts_in_one_query(client, mon
     PostFactory(title="Newest beta", tags=["beta"])
     monkeypatch.setattr(blog_models, "RELATED_CANDIDATES", 1)
     with CaptureQueriesContext(connection) as queries:
-        related = [p.pk for p in Post.objects.published().related_to(post)[:3]]
+        related = [p.pk for p in Post.objects.related_cards(post, 3)]
     assert len(queries) == 1
     if connection.vendor == "postgresql":
         assert old_match.pk not in related  # neither alpha's nor beta's newest (besides the post itself)
         assert set(related) <= {newer[1].pk, Post.objects.get(title="Newest beta").pk}
     else:
         assert related[0] == old_match.pk  # every post sharing a tag competes; two shared tags rank first
+
+
+@pytest.mark.django_db
+def test_related_cards_rank_published_posts_by_shared_tags():
+    """related_cards: only published, already-live posts; most shared tags first, then newest; the card comes along."""
+    import datetime
+
+    from django.utils import timezone
+
+    from repojournal.workflow import Status
+
+    post = PostFactory(title="The post", tags=["alpha", "beta", "gamma"])
+    one = PostFactory(title="Shares one", tags=["alpha"])
+    two = PostFactory(title="Shares two", tags=["alpha", "beta"])
+    newer_one = PostFactory(title="Newer, shares one", tags=["gamma"])
+    PostFactory(title="Draft", tags=["alpha", "beta", "gamma"], status=Status.DRAFT)
+    PostFactory(title="Scheduled", tags=["alpha", "beta"], published_at=timezone.now() + datetime.timedelta(days=1))
+    PostFactory(title="Unrelated", tags=["delta"])
+    Post.objects.filter(pk=newer_one.pk).update(published_at=timezone.now())
+
+    related = Post.objects.related_cards(post, 3)
+
+    assert [p.pk for p in related] == [two.pk, newer_one.pk, one.pk]
+    assert "Shares two" in related[0].card_html
+    assert [p.pk for p in Post.objects.related_cards(post, 1)] == [two.pk]

@@ -96,6 +96,43 @@ def test_previous_and_next_digest_are_of_the_same_topic_and_published(client, si
 
 
 @pytest.mark.django_db
+def test_neighbours_are_the_nearest_live_digests_of_the_topic_in_one_query(django_assert_num_queries):
+    from repojournal.workflow import Status
+
+    topic, other = TopicFactory(name="Near", slug="near"), TopicFactory(name="Far", slug="far")
+    day = datetime.date(2026, 6, 10)
+    digest = DigestFactory(topic=topic, date=day)
+    DigestFactory(topic=topic, date=day - datetime.timedelta(days=5), headline="Older")
+    previous = DigestFactory(topic=topic, date=day - datetime.timedelta(days=2), headline="Nearest before")
+    DigestFactory(topic=topic, date=day - datetime.timedelta(days=1), status=Status.DRAFT)
+    DigestFactory(topic=other, date=day + datetime.timedelta(days=1))
+    DigestFactory(topic=topic, date=day + datetime.timedelta(days=1),
+                  published_at=timezone.now() + datetime.timedelta(days=1))  # scheduled, not live yet
+    following = DigestFactory(topic=topic, date=day + datetime.timedelta(days=3), headline="Nearest after")
+    with django_assert_num_queries(1):
+        found = digest.neighbours()
+    assert [d.pk for d in found] == [previous.pk, following.pk]
+    assert found[0].get_absolute_url() == previous.get_absolute_url() and found[1].headline == "Nearest after"
+    assert following.neighbours()[1] is None
+
+
+@pytest.mark.django_db
+def test_wire_topic_choices_are_the_published_topics_by_name(django_assert_num_queries):
+    from digests.models import Topic
+    from repojournal.workflow import Status
+
+    for name, status, hours in [("Zeta", Status.PUBLISHED, -1), ("Alpha", Status.PUBLISHED, -1),
+                                ("Drafted", Status.DRAFT, -1), ("Scheduled", Status.PUBLISHED, 24)]:
+        DigestFactory(topic=TopicFactory(name=name, slug=name.lower()),
+                      status=status, published_at=timezone.now() + datetime.timedelta(hours=hours))
+    TopicFactory(name="Empty", slug="empty")
+    with django_assert_num_queries(1):
+        choices = Topic.objects.published_choices()
+    assert [(t.name, t.slug) for t in choices] == [("Alpha", "alpha"), ("Zeta", "zeta")]
+    assert choices == list(Topic.objects.published().order_by("name"))
+
+
+@pytest.mark.django_db
 def test_wire_filters_by_topic_and_by_repository(client, site):
     other = TopicFactory(name="Other", slug="other")
     elsewhere = make_digest(other, [ReferenceFactory().repository], headline="Elsewhere digest",
