@@ -3,13 +3,14 @@ import datetime
 
 from django.core.validators import RegexValidator
 import reversion
-from django.db import connection, models
+from django.db import connection, models, router
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import slugify
 
-from repojournal.rendering import render_markdown
+from repojournal.bulk import bulk_insert
+from repojournal.rendering import render_github_markdown, render_markdown
 from repojournal.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
 
 from . import cards
@@ -190,19 +191,22 @@ class ReferenceQuerySet(models.QuerySet):
         (with whatever ``select_related`` the caller put on this queryset), one
         INSERT creates the new ones and one UPDATE writes the changed ones; an
         unchanged row is not written and keeps ``updated_at``, as with
-        ``upsert``. Bulk writes skip ``save()`` and its signals, so Markdown is
-        rendered here -- only for new or changed bodies -- and the caller
+        ``upsert``; the INSERT binds its values on the server
+        (``repojournal.bulk``). Bulk writes skip ``save()`` and its signals, so
+        Markdown is rendered here -- only for new or changed bodies -- and the caller
         invalidates the page cache. ``skip(reference, fields)`` may keep an
         existing row as it is (its outcome is then "skipped"). Returns
         ``{key: (reference, outcome)}``; created references have their ids.
         """
-        existing = {ref.key: ref for ref in self.filter(repository=repository, kind=kind, key__in=list(rows))}
+        existing = {
+            ref.key: ref for ref in self.filter(repository=repository, kind=kind, key__in=list(rows)).order_by()
+        }
         now, results, new, changed, written = timezone.now(), {}, [], [], {"updated_at"}
         for key, fields in rows.items():
             reference = existing.get(key)
             if reference is None:
                 reference = self.model(repository=repository, kind=kind, key=key, **fields)
-                reference.body_html = render_markdown(reference.body)
+                reference.body_html = render_github_markdown(reference.body)
                 new.append(reference)
                 results[key] = (reference, "created")
                 continue
@@ -214,17 +218,17 @@ class ReferenceQuerySet(models.QuerySet):
             for name, value in diff.items():
                 setattr(reference, name, value)
             if "body" in diff:
-                reference.body_html = render_markdown(reference.body)
+                reference.body_html = render_github_markdown(reference.body)
                 written.add("body_html")
             reference.updated_at = now
             written.update(diff)
             changed.append(reference)
             results[key] = (reference, "updated")
-        writer = self.model._base_manager.db_manager(self._db)
+        using = self._db or router.db_for_write(self.model)
         if new:
-            writer.bulk_create(new)
+            bulk_insert(self.model, new, using)
         if changed:
-            writer.bulk_update(changed, sorted(written))
+            self.model._base_manager.db_manager(using).bulk_update(changed, sorted(written))
         return results
 
     def cited_by(self, digests, cited: bool = True):
@@ -288,7 +292,7 @@ class Reference(models.Model):
         return self.display_title
 
     def save(self, *args, **kwargs):
-        self.body_html = render_markdown(self.body)
+        self.body_html = render_github_markdown(self.body)
         super().save(*args, **kwargs)
 
     @property

@@ -12,7 +12,7 @@ from digests.models import Reference
 from ingestion.importers import Counts, upsert_pull_request, upsert_pull_requests
 from ingestion.models import ReferenceSyncState
 from repojournal.caching import VERSION_KEY
-from repojournal.rendering import render_markdown
+from repojournal.rendering import render_github_markdown
 
 from .replay import load
 
@@ -111,7 +111,7 @@ def test_hostile_bodies_are_sanitised_when_created_and_when_changed():
     listing[1].update(body=HOSTILE_BODY + "\n\nagain", updated_at="2030-01-01T00:00:00Z")
     upsert_pull_requests(repository, listing)
     for reference in Reference.objects.filter(repository=repository):
-        assert reference.body_html == render_markdown(reference.body)
+        assert reference.body_html == render_github_markdown(reference.body)
         for dangerous in ("<script", "onerror", "onclick", "href=\"javascript", "<iframe"):
             assert dangerous not in reference.body_html
         assert 'href="https://example.com"' in reference.body_html
@@ -137,7 +137,8 @@ def test_markdown_is_rendered_only_for_new_and_changed_bodies(monkeypatch):
     repository = RepositoryFactory()
     listing = pulls(6)
     rendered = []
-    monkeypatch.setattr("digests.models.render_markdown", lambda text: rendered.append(text) or render_markdown(text))
+    monkeypatch.setattr("digests.models.render_github_markdown",
+                        lambda text: rendered.append(text) or render_github_markdown(text))
     upsert_pull_requests(repository, listing)
     assert len(rendered) == 6
     listing[0]["body"], listing[1]["title"] = "A new body", "A new title"
