@@ -9,7 +9,6 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import slugify
 
-from repojournal.bulk import bulk_insert
 from repojournal.rendering import render_github_markdown, render_markdown
 from repojournal.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
 
@@ -191,8 +190,8 @@ class ReferenceQuerySet(models.QuerySet):
         (with whatever ``select_related`` the caller put on this queryset), one
         INSERT creates the new ones and one UPDATE writes the changed ones; an
         unchanged row is not written and keeps ``updated_at``, as with
-        ``upsert``; the INSERT binds its values on the server
-        (``repojournal.bulk``). Bulk writes skip ``save()`` and its signals, so
+        ``upsert``; on PostgreSQL the INSERT's column arrays are bound on the
+        server (settings: ``server_side_binding``). Bulk writes skip ``save()`` and its signals, so
         Markdown is rendered here -- only for new or changed bodies -- and the caller
         invalidates the page cache. ``skip(reference, fields)`` may keep an
         existing row as it is (its outcome is then "skipped"). Returns
@@ -226,7 +225,7 @@ class ReferenceQuerySet(models.QuerySet):
             results[key] = (reference, "updated")
         using = self._db or router.db_for_write(self.model)
         if new:
-            bulk_insert(self.model, new, using)
+            self.model._base_manager.db_manager(using).bulk_create(new)
         if changed:
             self.model._base_manager.db_manager(using).bulk_update(changed, sorted(written))
         return results
