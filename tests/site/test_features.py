@@ -157,3 +157,18 @@ def test_listings_paginate_newest_first(client, site):
     assert first.index("Published headline 2") < first.index("Published headline 0") < first.index("Old digest 24")
     assert "Old digest 00" in second and "Old digest 00" not in first
     assert visible_text(client.get("/wire/?page=2").content.decode()) == second
+
+
+@pytest.mark.django_db
+def test_a_tag_with_non_ascii_letters_has_working_pages(client):
+    """taggit keeps non-ASCII letters in slugs; the tag's links must reverse and resolve (found by schemathesis)."""
+    from taggit.models import Tag
+
+    post = PostFactory(title="Unicode tagged", tags=["ùûæ café"])
+    tag = Tag.objects.get(name="ùûæ café")
+    assert tag.slug == "ùûæ-café"
+    url = f"/tags/{tag.slug}/"
+    page = client.get(post.get_absolute_url()).content.decode()
+    assert 'href="/tags/%C3%B9%C3%BB%C3%A6-caf%C3%A9/"' in page  # the card and header link to it, IRI-quoted
+    assert "Unicode tagged" in client.get(url).content.decode()
+    assert client.get(f"{url}feed.atom").status_code == 200
