@@ -5,7 +5,7 @@ from typing import Literal
 from ninja import Field, Schema
 
 from repojournal.api_tools import ListParams
-from repojournal.api_types import AuthorSlug, Day, Moment, Slug, text
+from repojournal.api_types import AuthorSlug, Day, Moment, Slug, TagName, text
 
 StatusName = Literal["draft", "in_review", "published", "archived"]
 
@@ -77,7 +77,7 @@ class PostIn(Schema):
     excerpt: text(5000) = ""
     disclosure: text(300) = ""
     authors: list[AuthorIn] = Field(default_factory=list, max_length=20, description="In byline order.")
-    tags: list[text(100, min_length=1)] = Field(default_factory=list, max_length=50)
+    tags: list[TagName] = Field(default_factory=list, max_length=50)
 
 
 class StatusIn(Schema):

@@ -53,6 +53,18 @@ AuthorSlug = Annotated[str, Field(pattern=SLUG, max_length=140)]
 FullName = Annotated[str, Field(pattern=FULL_NAME, max_length=140, examples=["pytorch/torchtitan"])]
 
 
+def _has_slug(name: str) -> str:
+    """A tag name must give django-taggit a non-empty slug: the slug names the tag's page."""
+    from taggit.models import Tag
+
+    if not Tag(name=name).slugify(name):
+        raise ValueError("a tag name needs at least one letter or digit")
+    return name
+
+
+TagName = Annotated[str, Field(pattern=NO_NUL, min_length=1, max_length=100), AfterValidator(_has_slug)]
+
+
 def _web_url(value: str) -> str:
     """Only http(s) addresses: these end up in href attributes on the site."""
     if value:

@@ -207,6 +207,18 @@ def test_post_authors_must_exist_and_are_created_explicitly(writer):
     assert writer("post", "/api/v1/posts/", body).json()["errors"][0]["field"] == "body.slug"
 
 
+def test_a_tag_name_without_letters_or_digits_is_refused_and_nothing_is_stored(writer):
+    """Such a name has no slug, so its tag could have no page (found by schemathesis: it was a 500)."""
+    body = {"title": "T", "slug": "t", "body": "B", "tags": ["fine", "!?"]}
+    refused = writer("post", "/api/v1/posts/", body)
+    assert refused.status_code == 422
+    error = refused.json()["errors"][0]
+    assert error["field"] == "body.tags.1" and "letter or digit" in error["message"]
+    assert not Post.objects.exists()
+    body["tags"] = ["fine", "ùûæ"]
+    assert writer("post", "/api/v1/posts/", body).status_code == 201
+
+
 def test_editor_cannot_change_a_published_post(writer):
     post = PostFactory()
     data = {"title": "Hijack", "slug": post.slug, "body": "x"}
