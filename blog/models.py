@@ -3,7 +3,7 @@ import html
 
 from django.conf import settings
 import reversion
-from django.db import connection, models
+from django.db import connections, models
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import strip_tags
@@ -154,7 +154,7 @@ class PostQuerySet(PublishableQuerySet):
         has no LATERAL, so there every post sharing a tag competes (SQLite
         databases are small). One query either way.
         """
-        if connection.vendor != "postgresql":
+        if connections[self.db].vendor != "postgresql":
             return list(self.published().cards().related_to(post)[:limit])
         params = {"post": post.pk, "per_tag": RELATED_CANDIDATES, "published": Status.PUBLISHED,
                   "now": timezone.now(), "limit": limit}

@@ -3,7 +3,7 @@ import datetime
 
 from django.core.validators import RegexValidator
 import reversion
-from django.db import connection, models, router
+from django.db import connections, models, router
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
@@ -49,7 +49,7 @@ class TopicQuerySet(models.QuerySet):
         this list is on every Wire page, and building the ORM's EXISTS query cost
         more CPU than the database spent answering it.
         """
-        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        now = connections[self.db].ops.adapt_datetimefield_value(timezone.now())
         return list(self.raw(PUBLISHED_TOPICS_SQL, {"published": Status.PUBLISHED, "now": now}))
 
 
@@ -446,10 +446,11 @@ class Digest(PublishableModel):
         (NEIGHBOURS_SQL) of two probes of the (topic, date) index: as two ORM
         queries, building them cost more CPU than the database spent running them.
         """
-        ops = connection.ops
+        using = router.db_for_read(Digest, instance=self)  # this digest's database
+        ops = connections[using].ops
         params = {"topic": self.topic_id, "date": ops.adapt_datefield_value(self.date), "published": Status.PUBLISHED,
                   "now": ops.adapt_datetimefield_value(timezone.now())}
-        found = {digest.side: digest for digest in Digest.objects.raw(NEIGHBOURS_SQL, params)}
+        found = {digest.side: digest for digest in Digest.objects.using(using).raw(NEIGHBOURS_SQL, params)}
         return found.get("previous"), found.get("next")
 
     def citation_report(self) -> CitationReport:

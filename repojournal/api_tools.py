@@ -15,7 +15,6 @@ import orjson
 from django.conf import settings
 from django.core import signing
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
-from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import EmptyResultSet
 from django.db.models import IntegerField, Q
 from django.db.models.expressions import RawSQL
@@ -33,6 +32,7 @@ from ninja.throttling import SimpleRateThrottle
 from accounts.models import ApiToken
 
 from .api_types import Moment
+from .cache_backend import RedisCache
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -142,7 +142,8 @@ class SettingsRateThrottle(SimpleRateThrottle):
 
     On a Redis cache the check is one round trip (``SLIDING_WINDOW_SCRIPT``) instead of
     ninja's read and rewrite of the whole pickled log -- and it is atomic, so concurrent
-    workers no longer overwrite each other's requests. Other caches use ninja's code.
+    workers no longer overwrite each other's requests. Other caches (including Django's own
+    RedisCache, which has no public way to lend its client) use ninja's code.
     """
 
     def __init__(self, scope: str):
@@ -161,7 +162,7 @@ class SettingsRateThrottle(SimpleRateThrottle):
 
     def _allow_in_redis(self, backend: RedisCache) -> bool:
         key = backend.make_and_validate_key(self.key)
-        client = backend._cache.get_client(key, write=True)
+        client = backend.client(key, write=True)
         self.now = self.timer()
         args = (repr(self.now), repr(self.now - self.duration), self.num_requests, self.duration, uuid.uuid4().hex)
         answer = _sliding_window(client)(keys=[key], args=args, client=client)

@@ -446,3 +446,12 @@ def test_digest_changelist_offers_regeneration_from_github_activity(client, edit
     client.force_login(editor)
     response = client.get(reverse("admin:digests_digest_changelist"))
     assert b'value="regenerate_digests"' in response.content
+
+
+@pytest.mark.parametrize("slug", ["", "!?"])
+def test_the_tag_admin_refuses_a_tag_without_a_usable_slug(client, editor, slug):
+    """Every tag needs a slug that names its page: a post card links to it, so a bad one would break the card."""
+    client.force_login(editor)
+    response = client.post(url(Tag, "add"), {"name": "!?", "slug": slug})
+    assert response.status_code == 200 and response.context["adminform"].form.errors["slug"]
+    assert not Tag.objects.filter(name="!?").exists()

@@ -155,7 +155,7 @@ def test_database_url_switches_production_too():
 
 def test_redis_url_switches_cache_and_broker():
     settings = loaded("repojournal.settings.dev", REDIS_URL="redis://127.0.0.1:6379/5")
-    assert settings["CACHE"] == "django.core.cache.backends.redis.RedisCache"
+    assert settings["CACHE"] == "repojournal.cache_backend.RedisCache"  # Django's, reusing its redis clients
     assert settings["BROKER"] == "redis://127.0.0.1:6379/5"
     assert settings["EAGER"] is False
 

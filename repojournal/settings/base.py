@@ -116,9 +116,10 @@ LOGIN_URL = "admin:login"
 
 # Redis is both the cache and the Celery broker. Without it the cache is local
 # memory and Celery runs every task inline, so the site works with no services.
+# The Redis backend is Django's, reusing one client per connection pool (repojournal/cache_backend.py).
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "repojournal.cache_backend.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

@@ -9,7 +9,7 @@ the throttle still runs, so its cost is measured.
 import os
 
 from .base import *  # noqa: F403
-from .base import CACHES, DATABASES, REDIS_URL, env_bool
+from .base import DATABASES, env_bool
 
 DEBUG = False
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or "bench-only-secret-key-0123456789-abcdefghij-klmnop"
@@ -19,11 +19,6 @@ DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("DATABASE_CONN_MAX_AGE
 
 GITHUB_WEBHOOK_SECRET = os.environ.get("GITHUB_WEBHOOK_SECRET") or "bench-webhook-secret"
 API_THROTTLE_RATES = {scope: "1000000/s" for scope in ("list_ip", "list_token", "write_ip", "write_token")}
-
-# Django's Redis cache with one redis.Redis per pool instead of one per operation (see
-# repojournal/cache_backend.py): the figures in docs/benchmarks.md were measured with it.
-if REDIS_URL:
-    CACHES = {"default": {**CACHES["default"], "BACKEND": "repojournal.cache_backend.RedisCache"}}
 
 # The cold-cache phase turns the page cache off; the warm phase leaves it on.
 PAGE_CACHE_ENABLED = env_bool("PAGE_CACHE_ENABLED", True)
