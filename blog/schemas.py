@@ -5,7 +5,7 @@ from typing import Literal
 from ninja import Field, Schema
 
 from repojournal.api_tools import ListParams
-from repojournal.api_types import AuthorSlug, Day, Moment, Slug, TagName, text
+from repojournal.api_types import AuthorSlug, Day, Moment, Slug, TagName, TagSlug, text
 
 StatusName = Literal["draft", "in_review", "published", "archived"]
 
@@ -86,7 +86,7 @@ class StatusIn(Schema):
 
 
 class PostFilters(ListParams):
-    tag: list[Slug] = Field(default_factory=list, description="Repeat for several tags; all must match.")
+    tag: list[TagSlug] = Field(default_factory=list, description="Tag slug; repeat for several tags, all must match.")
     author: Slug | None = Field(None, description="Author slug.")
     date_from: Day | None = Field(None, description="Publication date, inclusive.")
     date_to: Day | None = None

@@ -50,6 +50,9 @@ Moment = Annotated[datetime.datetime, BeforeValidator(_iso_only), AfterValidator
 Day = Annotated[datetime.date, BeforeValidator(_iso_only)]
 Slug = Annotated[str, Field(pattern=SLUG, max_length=200)]
 AuthorSlug = Annotated[str, Field(pattern=SLUG, max_length=140)]
+#: django-taggit keeps non-ASCII letters in tag slugs ("café" → ``café``), as the site's tag URLs do.
+TAG_SLUG = r"^[-\w]+$"
+TagSlug = Annotated[str, Field(pattern=TAG_SLUG, max_length=100)]
 FullName = Annotated[str, Field(pattern=FULL_NAME, max_length=140, examples=["pytorch/torchtitan"])]
 
 

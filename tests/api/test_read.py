@@ -130,6 +130,17 @@ def test_post_filters_all_tags_author_dates_and_text(client):
     assert len(slugs(f"date_from={recent}")) == 2
 
 
+def test_post_filter_takes_the_non_ascii_tag_slugs_taggit_makes(client):
+    from urllib.parse import quote
+
+    cafe = PostFactory(tags=["café crème"])
+    PostFactory(tags=["cafe"])
+    response = client.get(f"/api/v1/posts/?tag={quote('café-crème')}")
+    assert response.status_code == 200
+    assert {p["slug"] for p in items(response)} == {cafe.slug}
+    assert client.get("/api/v1/posts/?tag=caf%C3%A9%20cr%C3%A8me").status_code == 422  # a name, not a slug
+
+
 def test_post_detail_has_ordered_authors_and_tags(client):
     first, second = AuthorFactory(name="Zed"), AuthorFactory(name="Amy")
     post = PostFactory(authors=[first, second], tags=["b", "a"])
