@@ -22,6 +22,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-tenth", action="store_true", help="Skip the run at a tenth of the scale.")
     parser.add_argument("--rounds", type=int, help="Rounds of alternating targets (at least 2).")
     parser.add_argument("--seconds", type=float, help="Seconds of load per target per round.")
+    parser.add_argument("--warmup", type=float, help="Seconds of unrecorded load before each measured run.")
     parser.add_argument("--output", type=Path, help="Where to write results JSON.")
     parser.add_argument("--docs", type=Path, help="Markdown file to update (default docs/benchmarks.md; not in quick).")
     return parser.parse_args(argv)
@@ -32,7 +33,8 @@ def configure(args: argparse.Namespace):
     from .run import QUICK, Config
 
     config = QUICK if args.quick else Config()
-    overrides = {"scale": args.scale, "rounds": args.rounds, "seconds": args.seconds}
+    overrides = {"scale": args.scale, "rounds": args.rounds, "seconds": args.seconds,
+                 "warmup_seconds": args.warmup}
     for name, value in overrides.items():
         if value is not None:
             setattr(config, name, value)

@@ -147,7 +147,8 @@ def generated_section(results: dict, chart_name: str) -> str:
     m = results["machine"]
     return "\n\n".join([
         f"Run of {results['generated_at']} at scale ×{results['scale_factor']} ({scale}); "
-        f"{results['config']['rounds']} rounds × {results['config']['seconds']} s per target.",
+        f"{results['config']['rounds']} rounds × {results['config']['seconds']} s per target, "
+        f"each after {results['config']['warmup_seconds']} s of warm-up.",
         f"**Machine:** {m['cpu']}, {m['cpus']} CPUs, {m['memory_gib']} GiB, {m['os']}.\n\n**Versions:** {versions_text}.",
         f"![Throughput as a ratio of the baseline]({chart_name})",
         table(results),
