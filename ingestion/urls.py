@@ -4,6 +4,7 @@ from . import views
 
 app_name = "ingestion"
 
+# Mounted at webhooks/ (repojournal/urls.py): the endpoint is /webhooks/github.
 urlpatterns = [
-    path("webhooks/github", views.github_webhook, name="github-webhook"),
+    path("github", views.github_webhook, name="github-webhook"),
 ]
