@@ -1,4 +1,4 @@
-from django.urls import include, path, register_converter
+from django.urls import path, register_converter
 
 from repojournal.syndication import feed_view
 
@@ -22,21 +22,14 @@ class TagSlugConverter:
 
 register_converter(TagSlugConverter, "tagslug")
 
-# Grouped by first path segment, as in digests/urls.py: a miss costs one prefix test per group.
 urlpatterns = [
-    path("posts/", include([
-        path("", views.post_index, name="index"),
-        path("feed.<feedformat:fmt>", feed_view(feeds.PostsFeed), name="feed"),
-        path("<slug:slug>/", views.post_detail, name="post"),
-    ])),
-    path("tags/", include([
-        path("", views.tag_index, name="tags"),
-        path("<tagslug:slug>/", views.tag_detail, name="tag"),
-        path("<tagslug:slug>/feed.<feedformat:fmt>", feed_view(feeds.TagFeed), name="tag_feed"),
-    ])),
-    path("authors/<slug:slug>/", include([
-        path("", views.author_detail, name="author"),
-        path("feed.<feedformat:fmt>", feed_view(feeds.AuthorFeed), name="author_feed"),
-    ])),
+    path("posts/", views.post_index, name="index"),
+    path("posts/feed.<feedformat:fmt>", feed_view(feeds.PostsFeed), name="feed"),
+    path("posts/<slug:slug>/", views.post_detail, name="post"),
+    path("tags/", views.tag_index, name="tags"),
+    path("tags/<tagslug:slug>/", views.tag_detail, name="tag"),
+    path("tags/<tagslug:slug>/feed.<feedformat:fmt>", feed_view(feeds.TagFeed), name="tag_feed"),
+    path("authors/<slug:slug>/", views.author_detail, name="author"),
+    path("authors/<slug:slug>/feed.<feedformat:fmt>", feed_view(feeds.AuthorFeed), name="author_feed"),
     path("preview/posts/<int:pk>/", views.post_preview, name="preview"),
 ]
