@@ -10,12 +10,12 @@ import hashlib
 import hmac
 import logging
 import os
-from contextlib import nullcontext
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 from kombu.pools import ProducerPool, producers
 
+from . import broker
 from .importers import Counts, push_commit_fields, upsert_commit, upsert_issue, upsert_pull_request, upsert_release
 from .models import IngestionRun, TrackedRepository, WebhookDelivery
 
@@ -44,24 +44,24 @@ def store_delivery(guid: str, event: str, payload: dict, headers, body: bytes) -
 
     A redelivery (same GUID) returns the stored row and queues nothing. The
     unique GUID decides, so a new delivery -- nearly every one -- costs a single
-    INSERT: no SELECT first, and no transaction of its own. Only inside a
-    caller's transaction does it take a savepoint, because there a failed
-    INSERT would break the transaction.
+    INSERT: no SELECT first, no transaction of its own, and no savepoint inside
+    a caller's (see ``WebhookDeliveryQuerySet.insert_new``).
     """
     fields = {
+        "guid": guid,
         "event": event[:50],
         "action": str(payload.get("action") or "")[:50],
         "repository_full_name": str((payload.get("repository") or {}).get("full_name") or "")[:140],
         "headers": {name: headers[name] for name in STORED_HEADERS if name in headers},
         "body": body,
+        "received_at": timezone.now(),
     }
-    in_transaction = transaction.get_connection().in_atomic_block
-    try:
-        with transaction.atomic() if in_transaction else nullcontext():
-            delivery = WebhookDelivery.objects.create(guid=guid, **fields)
-    except IntegrityError:  # a redelivery, or the same GUID arriving twice at once
+    delivery_id = WebhookDelivery.objects.insert_new(**fields)
+    if delivery_id is None:  # a redelivery, or the same GUID stored a moment ago by another request
         return WebhookDelivery.objects.get(guid=guid), False
-    transaction.on_commit(lambda: enqueue(delivery.pk), robust=True)  # at once when not in a transaction
+    transaction.on_commit(lambda: enqueue(delivery_id), robust=True)  # at once when not in a transaction
+    delivery = WebhookDelivery(pk=delivery_id, **fields)
+    delivery._state.adding, delivery._state.db = False, WebhookDelivery.objects.db  # as if loaded: it is stored
     return delivery, True
 
 
@@ -77,7 +77,8 @@ def enqueue(delivery_id: int) -> None:
         with broker_producers(process_delivery_task.app).acquire(block=True, timeout=1) as producer:
             # argsrepr/kwargsrepr: what the worker logs, given so Celery need not saferepr() the arguments.
             process_delivery_task.apply_async((delivery_id,), producer=producer, retry=False,
-                                              argsrepr=f"({delivery_id},)", kwargsrepr="{}")
+                                              argsrepr=f"({delivery_id},)", kwargsrepr="{}",
+                                              **broker.publish_options(producer))
     except Exception:  # kombu's OperationalError, socket errors: whatever the broker throws
         logger.warning("Could not queue delivery %s; the sweep will process it.", delivery_id, exc_info=True)
 
@@ -89,12 +90,17 @@ def broker_producers(app) -> ProducerPool:
     request. The pool is kombu's (keyed by broker URL and transport options);
     remembering it per process and broker URL also saves building a Connection
     per request just to look it up. A pooled connection that failed
-    reconnects, within ``FAIL_FAST``, on its next use.
+    reconnects, within ``FAIL_FAST``, on its next use. A plain ``redis://``
+    broker is reached through ``ingestion.broker.Transport`` (kombu's, without
+    a new redis-py client per publish).
     """
-    key = (os.getpid(), app.conf.broker_write_url)  # a forked worker must not share its parent's sockets
+    url = app.conf.broker_write_url
+    key = (os.getpid(), url)  # a forked worker must not share its parent's sockets
     pool = _PRODUCER_POOLS.get(key)
     if pool is None:
-        pool = _PRODUCER_POOLS[key] = producers[app.connection_for_write(transport_options=FAIL_FAST)]
+        transport = broker.Transport if url.startswith("redis://") else None
+        connection = app.connection_for_write(transport=transport, transport_options=FAIL_FAST)
+        pool = _PRODUCER_POOLS[key] = producers[connection]
     return pool
 
 

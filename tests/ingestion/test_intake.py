@@ -135,9 +135,37 @@ def test_a_redelivery_inside_a_transaction_leaves_the_transaction_usable():
 
     with transaction.atomic():
         _first, created = webhooks.store_delivery("in-tx", "ping", {}, {}, b"{}")
-        again, created_again = webhooks.store_delivery("in-tx", "ping", {}, {}, b"{}")
+        with CaptureQueriesContext(connection) as queries:
+            again, created_again = webhooks.store_delivery("in-tx", "ping", {}, {}, b"{}")
         assert (created, created_again, again.guid) == (True, False, "in-tx")
         assert WebhookDelivery.objects.filter(guid="in-tx").count() == 1
+    # The INSERT does nothing on a stored GUID instead of failing: no savepoint to roll back to.
+    assert [query["sql"].split()[0] for query in queries.captured_queries] == ["INSERT", "SELECT"]
+
+
+def test_insert_new_stores_what_create_would_and_does_nothing_for_a_stored_guid():
+    fields = {"event": "pull_request", "action": "opened", "repository_full_name": "octo/repo",
+              "headers": {"X-GitHub-Event": "pull_request", "User-Agent": "GitHub-Hookshot/1"}, "body": b'{"a": 1}'}
+    by_orm = WebhookDelivery.objects.create(guid="by-orm", **fields)
+    new_id = WebhookDelivery.objects.insert_new(guid="by-hand", **fields)
+    assert WebhookDelivery.objects.insert_new(guid="by-hand", **{**fields, "event": "push"}) is None
+
+    columns = [field.attname for field in WebhookDelivery._meta.concrete_fields if field.attname not in ("id", "guid")]
+    by_hand = WebhookDelivery.objects.get(pk=new_id)
+    by_orm.refresh_from_db()
+    assert by_hand.guid == "by-hand" and by_hand.event == "pull_request"  # the second INSERT changed nothing
+    assert abs((by_hand.received_at - by_orm.received_at).total_seconds()) < 60
+    columns.remove("received_at")
+    assert {name: getattr(by_hand, name) for name in columns} == {name: getattr(by_orm, name) for name in columns}
+    assert bytes(by_hand.body) == b'{"a": 1}' and by_hand.state == WebhookDelivery.State.PENDING
+
+
+def test_the_delivery_returned_for_a_new_guid_is_the_stored_row():
+    delivery, created = webhooks.store_delivery("returned", "ping", {"zen": "Keep it simple"}, {}, b"{}")
+    assert created and not delivery._state.adding
+    stored = WebhookDelivery.objects.get(guid="returned")
+    assert (delivery.pk, delivery.received_at, delivery.state) == (stored.pk, stored.received_at, stored.state)
+    delivery.refresh_from_db()  # works on the returned instance: it knows its row
 
 
 def test_json_that_only_the_standard_library_reads_is_still_accepted(post_webhook):
