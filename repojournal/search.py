@@ -90,7 +90,7 @@ class Hit:
         lazy-aware escaping) cost more than the rest of rendering the page.
         """
         escaped = map(html.escape, (self.url, self.title, self.meta))
-        return mark_safe(HIT_HTML.format(*escaped, conditional_escape(self.snippet)))
+        return SafeString(HIT_HTML.format(*escaped, conditional_escape(self.snippet)))
 
 
 HIT_HTML = '<li class="hit"><a href="{}">{}</a> <span class="meta">{}</span><p class="snippet">{}</p></li>'
@@ -112,7 +112,7 @@ class Results:
         """(id, heading, list items) of the kinds with hits, in page order (see ``Hit.html``)."""
         kinds = [("digests", "Digests", self.digests), ("posts", "Posts", self.posts),
                  ("references", "References", self.references)]
-        return [(key, heading, mark_safe("".join(hit.html for hit in hits))) for key, heading, hits in kinds if hits]
+        return [(key, heading, SafeString("".join(hit.html for hit in hits))) for key, heading, hits in kinds if hits]
 
 
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
@@ -317,12 +317,14 @@ class Highlighter:
         # Split no further than the excerpt: one more item (the rest) means more words follow.
         tokens = text.split(None, start + SNIPPET_WORDS)
         excerpt = " ".join(tokens[start : start + SNIPPET_WORDS])
+        # Escaping only lengthens text: an excerpt it leaves as long has nothing to escape (most of them).
+        escape = html.escape if len(html.escape(excerpt)) != len(excerpt) else str
         parts, position = ["… " if start else ""], 0
         for begin, end in self.spans(excerpt):
-            parts += [html.escape(excerpt[position:begin]), "<mark>", html.escape(excerpt[begin:end]), "</mark>"]
+            parts += [escape(excerpt[position:begin]), "<mark>", escape(excerpt[begin:end]), "</mark>"]
             position = end
-        parts += [html.escape(excerpt[position:]), " …" if start + SNIPPET_WORDS < len(tokens) else ""]
-        return mark_safe("".join(parts))
+        parts += [escape(excerpt[position:]), " …" if start + SNIPPET_WORDS < len(tokens) else ""]
+        return SafeString("".join(parts))  # escaped above (SafeString: mark_safe's lazy-string checks cost more)
 
 
 WORD_REST = re.compile(r"\w*")

@@ -137,6 +137,15 @@ def test_highlighter_marks_every_word_with_a_query_stem_and_nothing_else():
                        "<mark>allocation</mark>, not blockchain.")
 
 
+def test_highlighter_takes_candidate_words_left_to_right_as_a_regular_expression_would():
+    """Candidates are found with ``str.find`` per prefix; these marks are what ``(?:prefixes)\\w*`` gave."""
+    snippet = search.Highlighter(frozenset({"it's", "it"})).snippet("It's its it, it'd <it's> aaaa")
+    assert snippet == ("<mark>It</mark>&#x27;s <mark>its</mark> <mark>it</mark>, <mark>it</mark>&#x27;d "
+                       "&lt;<mark>it</mark>&#x27;s&gt; aaaa")
+    text = "aaaaa decdecay decay_x xdecay Decays aaa"
+    assert list(search.Highlighter(frozenset({"aaa", "decay"})).spans(text)) == [(30, 36), (37, 40)]
+
+
 def test_highlighter_escapes_source_text_around_and_inside_marks():
     snippet = search.Highlighter(frozenset({"zebra"})).snippet('<b onmouseover="x">zebras</b> & <script>zebra</script>')
     assert snippet == ('&lt;b onmouseover=&quot;x&quot;&gt;<mark>zebras</mark>&lt;/b&gt; &amp; '
