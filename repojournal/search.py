@@ -24,9 +24,9 @@ narrow copy of the citations with the citing digest's order and state and the
 reference's vector that triggers keep true, so each check reads one short row
 instead of a citation, then a wide reference row and its TOAST. The vectors of
 posts, digests and references are stored in their rows (storage MAIN), not in
-TOAST, for the same reason. All three kinds are one ``UNION ALL`` statement,
-compiled from the querysets once per process; each reads the snippet source
-of its shown rows only.
+TOAST, for the same reason. All three kinds are one hand-written ``UNION ALL``
+statement (``_statement``): each kind ranks its candidates from the vectors
+the walk already read and reads the snippet source of its shown rows only.
 
 Snippets are cut in Python from the first SNIPPET_SOURCE_CHARS of the shown
 rows' text, marking the words whose Snowball ``english`` stem (PyStemmer, the
@@ -35,7 +35,6 @@ as ``ts_headline`` would; ``ts_headline`` itself re-parsed every text and cost
 more than everything else together. Source text, much of it written by
 strangers, is escaped first and only our own ``<mark>`` elements are added after.
 """
-import datetime
 import functools
 import html
 import re
@@ -44,10 +43,7 @@ from urllib.parse import quote
 from dataclasses import dataclass, field
 
 import Stemmer
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVectorField
 from django.db import connection, models
-from django.db.models.expressions import Col, Func, RawSQL
-from django.db.models.functions import Cast, Concat, Left
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import conditional_escape, escape
@@ -55,9 +51,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 from blog.models import Post
 from digests.cards import display_title
-from digests.models import Digest, Reference, Repository, SearchCitation
+from digests.models import Digest, Reference, Repository
 
-from .search_migrations import COLUMN, CONFIG
+from .search_migrations import CONFIG
 from .workflow import Status
 
 MAX_QUERY_LENGTH = 200
@@ -70,24 +66,6 @@ SNIPPET_WORDS = 30
 SNIPPET_SOURCE_CHARS = 1000
 # Control characters no reader types, so they can mark matches through escaping.
 START, STOP = "\x02", "\x03"
-
-
-class StoredVector(models.Expression):
-    """The stored ``search_vector`` column of the queryset's own table, under whatever alias it has.
-
-    A column reference, not raw SQL naming the table: inside a subquery the
-    table is aliased, and a bare table name would silently point at the outer
-    query's row instead.
-    """
-
-    output_field = SearchVectorField()
-
-    def resolve_expression(self, query=None, allow_joins=True, reuse=None, summarize=False, for_save=False):
-        alias = query.resolve_ref("pk").alias
-        column = SearchVectorField()
-        column.set_attributes_from_name(COLUMN)
-        column.model = query.model
-        return Col(alias, column, output_field=SearchVectorField())
 
 
 #: Searched fields and their weights; the migrations store these vectors (frozen copies) on PostgreSQL.
@@ -112,7 +90,7 @@ class Hit:
         lazy-aware escaping) cost more than the rest of rendering the page.
         """
         escaped = map(html.escape, (self.url, self.title, self.meta))
-        return mark_safe(HIT_HTML.format(*escaped, conditional_escape(self.snippet)))
+        return SafeString(HIT_HTML.format(*escaped, conditional_escape(self.snippet)))
 
 
 HIT_HTML = '<li class="hit"><a href="{}">{}</a> <span class="meta">{}</span><p class="snippet">{}</p></li>'
@@ -134,7 +112,7 @@ class Results:
         """(id, heading, list items) of the kinds with hits, in page order (see ``Hit.html``)."""
         kinds = [("digests", "Digests", self.digests), ("posts", "Posts", self.posts),
                  ("references", "References", self.references)]
-        return [(key, heading, mark_safe("".join(hit.html for hit in hits))) for key, heading, hits in kinds if hits]
+        return [(key, heading, SafeString("".join(hit.html for hit in hits))) for key, heading, hits in kinds if hits]
 
 
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
@@ -164,111 +142,72 @@ def search(raw_query: str | None) -> Results:
 
 # PostgreSQL ----------------------------------------------------------------------------
 
-def _tsquery(query: str) -> SearchQuery:
-    return SearchQuery(query, search_type="websearch", config=CONFIG)
+#: One kind's hits: its newest CANDIDATES_PER_KIND matches (``newest``, the bound on the work),
+#: the best RESULTS_PER_KIND of those by rank (``best``), then the shown rows' columns and
+#: snippet source. ``newest`` walks the ``{order}`` index newest first, checking each row's
+#: stored vector, or for a rare query takes the few matches from the GIN index: PostgreSQL
+#: decides per query (custom plans), from the tsquery, which the bound parameter makes a
+#: constant. ``{kind}`` etc. are filled in once per process from the constants below, never
+#: from a request.
+KIND_SQL = """(SELECT '{kind}', t.id, best.rank, {columns},
+    LEFT({source}, %(source_chars)s), querytree({tsquery})::text
+FROM (SELECT id, ts_rank(search_vector, {tsquery}) AS rank
+      FROM (SELECT id, search_vector FROM {table}
+            WHERE published_at <= %(now)s AND status = %(published)s AND search_vector @@ {tsquery}
+            ORDER BY {order} LIMIT {candidates}) newest
+      ORDER BY rank DESC, id DESC LIMIT %(results)s) best
+JOIN {table} t ON t.id = best.id{joins})"""
 
+#: References: the newest citations by published digests (``SearchCitation``: its order,
+#: state and each reference's vector, see ``digests.models.SearchCitation``); a reference
+#: cited twice among them is one candidate. Its vector is the reference's own (the triggers
+#: copy it), so ranking needs no reference row; only the shown ones are read.
+REFERENCES_SQL = """(SELECT 'references', t.id, best.rank, t.title, NULL, repository.full_name, t.url, t.kind, t.number,
+    LEFT(COALESCE(t.title, '') || ' ' || COALESCE(t.body, ''), %(source_chars)s), querytree({tsquery})::text
+FROM (SELECT reference_id AS id, max(ts_rank(search_vector, {tsquery})) AS rank
+      FROM (SELECT reference_id, search_vector FROM digests_searchcitation
+            WHERE published_at <= %(now)s AND status = %(published)s AND search_vector @@ {tsquery}
+            ORDER BY date DESC, published_at DESC, digest_id DESC LIMIT {candidates}) newest
+      GROUP BY reference_id ORDER BY rank DESC, id DESC LIMIT %(results)s) best
+JOIN digests_reference t ON t.id = best.id
+JOIN digests_repository repository ON repository.id = t.repository_id)"""
 
-def _matches(queryset, tsquery: SearchQuery):
-    return queryset.annotate(document=StoredVector()).filter(document=tsquery)
-
-
-def _best(model, candidates, tsquery: SearchQuery, section: str, source, **shown):
-    """The best RESULTS_PER_KIND of the newest CANDIDATES_PER_KIND[section] `candidates`, as HIT_COLUMNS rows.
-
-    `candidates` is the ids of published, matching `model` rows, newest first; its
-    LIMIT is what bounds the work: PostgreSQL walks an index newest first and
-    stops after that many matches (or, for a rare query, takes the few
-    matches from the GIN index), ranks only those, and reads the snippet
-    source, a bounded prefix, of the shown rows only.
-    """
-    blank = Cast(models.Value(None), models.CharField())  # NULL, not a parameter: see _statement
-    columns = {"title": blank, "slug": blank, "label": blank, "url": blank, "kind": blank,
-               "number": Cast(models.Value(None), models.IntegerField())} | shown
-    best = (
-        model.objects.filter(pk__in=candidates[: CANDIDATES_PER_KIND[section]])
-        .annotate(rank=SearchRank(StoredVector(), tsquery))
-        .order_by("-rank", "-id")
-        .values("pk")[:RESULTS_PER_KIND]
-    )
-    return (  # in no order: the caller sorts; the source is read for the shown rows only
-        model.objects.filter(pk__in=best)
-        .annotate(
-            # a literal, not a parameter (see _statement); `section` is one of CANDIDATES_PER_KIND's keys
-            hit_section=RawSQL(f"'{section}'", (), output_field=models.CharField()),
-            rank=SearchRank(StoredVector(), tsquery),
-            source=Left(source, SNIPPET_SOURCE_CHARS),
-            lexemes=Cast(Func(tsquery, function="querytree"), models.TextField()),
-            **{f"hit_{name}": value for name, value in columns.items()},
-        )
-        .order_by()
-        .values_list(*HIT_COLUMNS)
-    )
-
-
-HIT_COLUMNS = ("hit_section", "id", "rank", "hit_title", "hit_slug", "hit_label", "hit_url", "hit_kind", "hit_number",
-               "source", "lexemes")
-
-
-def _cited_by_published_digests():
-    """Citations by published digests, newest first, from ``SearchCitation``: their references are
-    ``Reference.objects.published()``, whose ``IN`` form PostgreSQL cannot walk newest first; the narrow
-    copy is walked through its partial index and each check reads one short row."""
-    return (SearchCitation.objects.filter(status=Status.PUBLISHED, published_at__lte=timezone.now())
-            .order_by("-date", "-published_at", "-digest_id"))
-
-
-def _joined(*names: str) -> Concat:
-    """The fields' text joined by spaces: what a snippet is cut from."""
-    parts = []
-    for name in names:
-        parts += [name, models.Value(" ")]
-    return Concat(*parts[:-1], output_field=models.TextField())
-
-
-def _kinds(query: str) -> list:
-    """The three ranked queries: posts, digests, references (see ``_best``)."""
-    tsquery = _tsquery(query)
-    F = models.F
-    return [
-        _best(Post, _matches(Post.objects.published(), tsquery).order_by("-published_at", "-id").values("pk"),
-              tsquery, "posts", _joined("excerpt", "body"), title=F("title"), slug=F("slug")),
-        _best(Digest, _matches(Digest.objects.published(), tsquery).order_by("-date", "-published_at", "-id")
-              .values("pk"), tsquery, "digests", _joined("summary", "body"),
-              title=F("headline"), slug=F("slug"), label=F("topic__name")),
-        _best(Reference, _matches(_cited_by_published_digests(), tsquery).values("reference_id"),
-              tsquery, "references", _joined("title", "body"),
-              title=F("title"), label=F("repository__full_name"), url=F("url"), kind=F("kind"), number=F("number")),
-    ]
-
-
-#: Stands for the reader's query while the SQL is built; cleaned queries have no control characters.
-PLACEHOLDER = "\x01query"
+#: The reader's query as PostgreSQL's ``websearch_to_tsquery`` in the configuration the vectors use.
+TSQUERY_SQL = f"websearch_to_tsquery('{CONFIG}'::regconfig, %(query)s::text)"
 
 
 @functools.lru_cache(maxsize=8)
-def _statement(alias: str, candidates: tuple, results: int, source_chars: int) -> tuple[str, tuple]:
-    """One ``UNION ALL`` of the three queries, compiled once per process (and per setting of the bounds).
+def _statement(candidates: tuple) -> str:
+    """The three kinds as one ``UNION ALL`` statement: one round trip, one plan.
 
-    Compiling three querysets with subqueries costs more Python than the rest of
-    a search; only their parameters change between requests: the query text
-    and "now", the publication cut-off (every date parameter here is one).
-    Columns a kind lacks are NULL literals, not parameters: psycopg caches its
-    parsing of a statement only up to 50 parameters.
+    Hand-written rather than compiled from querysets: the ORM's form (``pk IN``
+    a ranked ``pk IN`` the candidates, two further reads of every candidate row
+    and its rank computed twice) cost PostgreSQL about 0.3 ms more planning and
+    0.5 ms more execution per search, and its 48 parameters more binding in
+    Python. The reader's conditions are ``published()``'s (status and
+    publication time, decided at query time), as parameters. Columns a kind
+    lacks are NULL; each kind's rows are in no order (the caller sorts).
     """
-    parts, params = [], []
-    for queryset in _kinds(PLACEHOLDER):
-        sql, part_params = queryset.query.get_compiler(using=alias).as_sql()
-        parts.append(f"({sql})")
-        params += part_params
-    return " UNION ALL ".join(parts), tuple(params)
+    bounds = dict(candidates)
+    posts = KIND_SQL.format(
+        kind="posts", table="blog_post", order="published_at DESC, id DESC", candidates=int(bounds["posts"]),
+        columns="t.title, t.slug, NULL, NULL, NULL, NULL::integer", joins="", tsquery=TSQUERY_SQL,
+        source="COALESCE(t.excerpt, '') || ' ' || COALESCE(t.body, '')",
+    )
+    digests = KIND_SQL.format(
+        kind="digests", table="digests_digest", order="date DESC, published_at DESC, id DESC",
+        candidates=int(bounds["digests"]), columns="t.headline, t.slug, topic.name, NULL, NULL, NULL::integer",
+        joins="\nJOIN digests_topic topic ON topic.id = t.topic_id", tsquery=TSQUERY_SQL,
+        source="COALESCE(t.summary, '') || ' ' || COALESCE(t.body, '')",
+    )
+    references = REFERENCES_SQL.format(candidates=int(bounds["references"]), tsquery=TSQUERY_SQL)
+    return " UNION ALL ".join([posts, digests, references])
 
 
 def _search_postgres(query: str) -> Results:
-    bounds = tuple(CANDIDATES_PER_KIND.items())
-    sql, template = _statement(connection.alias, bounds, RESULTS_PER_KIND, SNIPPET_SOURCE_CHARS)
-    now = timezone.now()
-    params = [query if param == PLACEHOLDER else now if isinstance(param, datetime.datetime) else param
-              for param in template]
+    sql = _statement(tuple(CANDIDATES_PER_KIND.items()))
+    params = {"query": query, "now": timezone.now(), "published": Status.PUBLISHED.value,
+              "results": RESULTS_PER_KIND, "source_chars": SNIPPET_SOURCE_CHARS}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -324,17 +263,20 @@ class Highlighter:
     ``ts_headline`` re-parses each text with PostgreSQL's parser (about 0.2 ms
     per 600 characters, for up to 60 hits); this does the same in Python with
     the same ``english`` (Snowball) stemmer, so "allocation" still marks
-    "allocator". A regular expression finds the few words that could stem to
-    a lexeme (stemming only changes a word's ending); only those are stemmed.
-    It scans the lower-cased text for the (lower-case) prefixes and checks the
-    word boundary itself: ``\\b`` and ``IGNORECASE`` made the scan twice as dear.
+    "allocator". Only the few words that could stem to a lexeme are stemmed:
+    those starting with a lexeme's prefix (stemming only changes a word's
+    ending). They are found in the lower-cased text with ``str.find`` per
+    prefix, then taken left to right exactly as the regular expression
+    ``(?:prefixes)\\w*`` would match them: a regular expression scan of the
+    alternatives cost ~14 µs per 1,000 characters, most of a snippet's time.
+    The word boundary is checked here: ``\\b`` and ``IGNORECASE`` made a scan twice as dear.
     """
 
     def __init__(self, lexemes: frozenset[str]):
         self.lexemes = lexemes
         prefixes = sorted({lexeme[: max(2, len(lexeme) - 2)] for lexeme in lexemes}, key=len, reverse=True)
+        self.prefixes = tuple(prefixes)  # longest first: the alternative a regular expression would take
         pattern = rf"(?:{'|'.join(map(re.escape, prefixes))})\w*"
-        self.candidates = re.compile(pattern) if prefixes else None
         self.folded = re.compile(rf"\b{pattern}", re.IGNORECASE) if prefixes else None
 
     def is_match(self, word: str) -> bool:
@@ -342,35 +284,50 @@ class Highlighter:
 
     def spans(self, text: str):
         """(start, end) of each word of `text` whose stem is a query lexeme, in order."""
-        if not self.candidates:
+        if not self.prefixes:
             return
         lower = text.lower()
         if len(lower) != len(text):  # a few characters lower-case to two: offsets would not carry over
             yield from (match.span() for match in self.folded.finditer(text) if self.is_match(match.group(0)))
             return
-        for match in self.candidates.finditer(lower):
-            start = match.start()
+        found = {}  # start -> length of the longest prefix there
+        for prefix in self.prefixes:
+            start = lower.find(prefix)
+            while start >= 0:
+                found.setdefault(start, len(prefix))
+                start = lower.find(prefix, start + 1)
+        end = 0
+        for start in sorted(found):
+            if start < end:
+                continue  # inside the previous candidate, which the expression would have consumed
+            end = WORD_REST.match(lower, start + found[start]).end()
             if start and (lower[start - 1].isalnum() or lower[start - 1] == "_"):
                 continue  # inside a word (``\w`` is ``isalnum()`` or "_")
-            if self.is_match(match.group(0)):
-                yield match.span()
+            if self.is_match(lower[start:end]):
+                yield start, end
 
     def snippet(self, text: str) -> SafeString:
         """About SNIPPET_WORDS words of `text` around the first match (or its start), matches marked."""
         text = text or ""
         first = 0
         offset = next(self.spans(text), (None,))[0]
-        if offset is not None:  # the index of the token holding the match
-            first = len(text[:offset].split()) - (offset > 0 and not text[offset - 1].isspace())
-        tokens = text.split()
+        if offset:  # the index of the token holding the match
+            first = len(text[:offset].split()) - (not text[offset - 1].isspace())
         start = max(0, first - SNIPPET_WORDS // 3)
+        # Split no further than the excerpt: one more item (the rest) means more words follow.
+        tokens = text.split(None, start + SNIPPET_WORDS)
         excerpt = " ".join(tokens[start : start + SNIPPET_WORDS])
+        # Escaping only lengthens text: an excerpt it leaves as long has nothing to escape (most of them).
+        escape = html.escape if len(html.escape(excerpt)) != len(excerpt) else str
         parts, position = ["… " if start else ""], 0
         for begin, end in self.spans(excerpt):
-            parts += [html.escape(excerpt[position:begin]), "<mark>", html.escape(excerpt[begin:end]), "</mark>"]
+            parts += [escape(excerpt[position:begin]), "<mark>", escape(excerpt[begin:end]), "</mark>"]
             position = end
-        parts += [html.escape(excerpt[position:]), " …" if start + SNIPPET_WORDS < len(tokens) else ""]
-        return mark_safe("".join(parts))
+        parts += [escape(excerpt[position:]), " …" if start + SNIPPET_WORDS < len(tokens) else ""]
+        return SafeString("".join(parts))  # escaped above (SafeString: mark_safe's lazy-string checks cost more)
+
+
+WORD_REST = re.compile(r"\w*")
 
 
 @functools.lru_cache(maxsize=64)
