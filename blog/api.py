@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Query, Router
 from taggit.models import Tag
 
+from repojournal.api_compiled import is_unfiltered, paginate_unfiltered
 from repojournal.api_tools import (
     PUBLIC, Page, conditional_json, error_responses, list_response, paginate, set_list_caching,
     throttles, url_maker, visible, with_status,
@@ -25,6 +26,10 @@ DETAIL_RESPONSES = {304: None, **error_responses(401, 404, 412)}
 @router.get("/posts/", response={200: Page[PostListOut], **error_responses(401, 403)}, **LIST)
 def list_posts(request: HttpRequest, response: HttpResponse, filters: Query[PostFilters]):
     """Posts, oldest change first. Filters combine with AND; repeated `tag` must all match."""
+    if is_unfiltered(request):
+        page = paginate_unfiltered(request, Post, filters, fields=POST_LIST_FIELDS)
+        page["items"] = post_list_items(page["items"])
+        return list_response(request, page)
     posts = visible(request, Post.objects.all())
     if filters.tag:
         posts = with_all_tags(posts, filters.tag)

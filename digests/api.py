@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router
 
+from repojournal.api_compiled import is_unfiltered, paginate_unfiltered
 from repojournal.api_tools import (
     PUBLIC, Page, can_read_drafts, conditional_json, error_responses, list_response, paginate, set_list_caching,
     throttles, url_maker, visible, with_status,
@@ -37,6 +38,10 @@ def apply_lookups(queryset, params, lookups: dict[str, str]):
 @router.get("/digests/", response={200: Page[DigestListOut], **error_responses(401, 403)}, **LIST)
 def list_digests(request: HttpRequest, response: HttpResponse, filters: Query[DigestFilters]):
     """Digests, oldest change first. Filters combine with AND."""
+    if is_unfiltered(request):
+        page = paginate_unfiltered(request, Digest, filters, fields=DIGEST_LIST_FIELDS)
+        page["items"] = digest_list_items(page["items"])
+        return list_response(request, page)
     digests = visible(request, Digest.objects.all())
     digests = apply_lookups(
         digests, filters, {"topic": "topic__slug", "date_from": "date__gte", "date_to": "date__lte"}

@@ -104,9 +104,12 @@ def can_read_drafts(request: HttpRequest) -> bool:
     return request.auth.has_scope(ApiToken.Scope.READ_DRAFTS)
 
 
-def visible(request: HttpRequest, queryset):
-    """Everything for read:drafts tokens, otherwise only what is published."""
-    return queryset if can_read_drafts(request) else queryset.published()
+def visible(request: HttpRequest, queryset, now=None):
+    """Everything for read:drafts tokens, otherwise only what is published (at `now`: see
+    ``PublishableQuerySet.published``; querysets of other models decide by the current time)."""
+    if can_read_drafts(request):
+        return queryset
+    return queryset.published() if now is None else queryset.published(now)
 
 
 def with_status(request: HttpRequest, queryset, status):
@@ -326,11 +329,24 @@ def paginate(request, queryset, params: ListParams, *, keys=("updated_at", "id")
     only an empty page needs a count of its own. Not for aggregated querysets.
     """
     reject_unknown_params(request, params)
-    if params.updated_since and updated_field:
-        queryset = queryset.filter(**{f"{updated_field}__gte": aware(params.updated_since)})
+    after = _decode_cursor(params.cursor, keys) if params.cursor else None
+    ordered, counted, count_in_page = page_query(
+        queryset, keys=keys, updated_field=updated_field, since=params.updated_since, after=after,
+        limit=params.limit, fields=fields, count_in_page=count_in_page,
+    )
+    return page_of(list(ordered), counted, params.limit, keys=keys, fields=fields, count_in_page=count_in_page)
+
+
+def page_query(queryset, *, keys, updated_field, since, after, limit, fields, count_in_page):
+    """(the page's query, the query its count counts, whether the count rides in the page's query).
+
+    The page is ``limit + 1`` rows: the extra one only says that there is a next page.
+    """
+    if since and updated_field:
+        queryset = queryset.filter(**{f"{updated_field}__gte": aware(since)})
     ordered = queryset.order_by(*keys)
-    if params.cursor:
-        ordered = ordered.filter(_after(keys, _decode_cursor(params.cursor, keys)))
+    if after is not None:
+        ordered = ordered.filter(_after(keys, after))
     if count_in_page:
         try:
             ordered = _with_count_of(ordered, queryset)
@@ -338,17 +354,21 @@ def paginate(request, queryset, params: ListParams, *, keys=("updated_at", "id")
             count_in_page = False
     if fields:
         ordered = ordered.values(*fields, *([COUNTED] if count_in_page else []))
-    rows = list(ordered[: params.limit + 1])
+    return ordered[: limit + 1], queryset, count_in_page
+
+
+def page_of(rows: list, counted, limit: int, *, keys, fields, count_in_page) -> dict:
+    """The page answered for `rows` (up to ``limit + 1`` of them): items, count and next cursor."""
     if count_in_page and rows:
         total, exact = _total(_key_value(rows[0], COUNTED))
         if fields:
             for row in rows:
                 del row[COUNTED]
     else:
-        total, exact = count_up_to(queryset)
+        total, exact = count_up_to(counted)
     next_cursor = None
-    if len(rows) > params.limit:
-        rows = rows[: params.limit]
+    if len(rows) > limit:
+        rows = rows[:limit]
         values = [_key_value(rows[-1], key) for key in keys]
         next_cursor = signing.dumps(values, salt=CURSOR_SALT + ":" + ",".join(keys))
     return {"items": rows, "count": total, "count_is_exact": exact, "next_cursor": next_cursor}
@@ -372,12 +392,14 @@ class JSONRenderer(BaseRenderer):
 
     @classmethod
     def default(cls, value):
-        """Aware datetimes (every timestamp the API shows) directly, the rest through ninja's encoder."""
+        """Aware datetimes (every timestamp the API shows) and dates directly, the rest through ninja's encoder."""
         if type(value) is datetime.datetime and value.utcoffset() is not None:
             text = value.isoformat()
             if value.microsecond:
                 text = text[:23] + text[26:]
             return text[:-6] + "Z" if text.endswith("+00:00") else text
+        if type(value) is datetime.date:  # as Django's encoder writes it
+            return value.isoformat()
         return cls._default(value)
 
     def render(self, request: HttpRequest, data, *, response_status: int) -> bytes:

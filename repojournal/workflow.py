@@ -32,13 +32,15 @@ class WorkflowError(PermissionDenied):
 
 
 class PublishableQuerySet(models.QuerySet):
-    def published(self):
+    def published(self, now=None):
         """What readers may see: status published and published_at already passed.
 
         Decided at query time, so a scheduled item goes live on the minute with
         no job running. Public code reaches content only through this method.
+        `now` defaults to the current time; a statement compiled once and run
+        many times passes a stand-in for it (``repojournal.api_compiled``).
         """
-        return self.filter(status=Status.PUBLISHED, published_at__lte=timezone.now())
+        return self.filter(status=Status.PUBLISHED, published_at__lte=timezone.now() if now is None else now)
 
     def awaiting_review(self):
         return self.filter(status=Status.IN_REVIEW)
