@@ -1,7 +1,9 @@
-"""Template helpers for the reader site: absolute URLs, JSON-LD, pagination links."""
+"""Template helpers for the reader site: absolute URLs, JSON-LD, pagination links, the page chrome."""
+import functools
 import json
 
 from django import template
+from django.template.loader import get_template
 from django.utils.safestring import mark_safe
 
 from repojournal import structured_data
@@ -9,6 +11,34 @@ from repojournal import structured_data
 register = template.Library()
 
 _JSON_ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
+#: Rendered chrome fragments kept per process (a few per listing: its feeds, its breadcrumbs).
+CHROME_FRAGMENTS = 1024
+
+
+@register.simple_tag(takes_context=True)
+def chrome(context, template_name: str, **values) -> str:
+    """`template_name` (a part of every page: header, footer, head links, breadcrumbs) rendered with
+    `values` and the site's ``links``, and nothing else.
+
+    Such a fragment is a pure function of its arguments, so each worker renders it once per
+    distinct set of them and prints the same string afterwards. Rendering the chrome variable by
+    variable on every request cost about a tenth of a listing page's CPU (docs/benchmarks.md).
+    It holds no database content beyond what the arguments carry: a renamed tag gives new
+    arguments, so a new fragment, at once. Fragments see no request and run no context
+    processors; pass what they print.
+    """
+    links = tuple(context["links"].items())
+    return _rendered_chrome(template_name, links, tuple((name, _hashable(value)) for name, value in values.items()))
+
+
+@functools.lru_cache(maxsize=CHROME_FRAGMENTS)
+def _rendered_chrome(template_name: str, links: tuple, values: tuple) -> str:
+    return mark_safe(get_template(template_name).render({"links": dict(links), **dict(values)}))
+
+
+def _hashable(value):
+    """Lists (feeds, breadcrumbs) as tuples, so the arguments can key the fragment."""
+    return tuple(_hashable(item) for item in value) if isinstance(value, list | tuple) else value
 
 
 @register.filter
