@@ -83,8 +83,8 @@ def post_list_items(rows: list[dict]) -> list[dict]:
             "id": row["id"], "slug": row["slug"], "url": url(row["slug"]), "title": row["title"],
             "excerpt": row["excerpt"], "display_excerpt": row["excerpt"] or row["auto_excerpt"],
             "disclosure": row["disclosure"], "authors": row["authors_tags"]["authors"],
-            "tags": row["authors_tags"]["tags"], "status": row["status"], "published_at": moment_text(row["published_at"]),
-            "updated_at": moment_text(row["updated_at"]),
+            "tags": row["authors_tags"]["tags"], "status": row["status"],
+            "published_at": moment_text(row["published_at"]), "updated_at": moment_text(row["updated_at"]),
         }
         for row in rows
     ]

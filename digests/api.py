@@ -10,8 +10,8 @@ from ninja import Query, Router
 
 from repojournal.api_compiled import is_unfiltered, paginate_unfiltered
 from repojournal.api_tools import (
-    PUBLIC, Page, can_read_drafts, conditional_json, error_responses, list_response, moment_text, paginate, set_list_caching,
-    throttles, url_maker, visible, with_status,
+    PUBLIC, Page, can_read_drafts, conditional_json, error_responses, list_response, moment_text, paginate,
+    set_list_caching, throttles, url_maker, visible, with_status,
 )
 
 from .models import ActionItem, Digest, DigestReference, Reference, Repository, Topic

@@ -6,12 +6,13 @@ routers can import it without an import cycle.
 import datetime
 import hashlib
 import json
+import os
 import re
-import uuid
 from typing import Generic, TypeVar, get_origin
 from urllib.parse import quote
 
 import orjson
+from redis.exceptions import NoScriptError
 
 from django.conf import settings
 from django.core import signing
@@ -155,7 +156,7 @@ class SettingsRateThrottle(SimpleRateThrottle):
 
     def allow_request(self, request: HttpRequest) -> bool:
         self.rate = settings.API_THROTTLE_RATES[self.scope]
-        self.num_requests, self.duration = self.parse_rate(self.rate)
+        self.num_requests, self.duration = _parsed_rate(self, self.rate)
         backend = caches[DEFAULT_CACHE_ALIAS]
         if not isinstance(backend, RedisCache):
             return super().allow_request(request)
@@ -165,11 +166,11 @@ class SettingsRateThrottle(SimpleRateThrottle):
         return self._allow_in_redis(backend)
 
     def _allow_in_redis(self, backend: RedisCache) -> bool:
-        key = backend.make_and_validate_key(self.key)
+        key = backend.make_key(self.key)  # our own ASCII key: no need for validate_key's warnings
         client = backend.client(key, write=True)
         self.now = self.timer()
-        args = (repr(self.now), repr(self.now - self.duration), self.num_requests, self.duration, uuid.uuid4().hex)
-        answer = _sliding_window(client)(keys=[key], args=args, client=client)
+        args = (repr(self.now), repr(self.now - self.duration), self.num_requests, self.duration, os.urandom(16).hex())
+        answer = _sliding_window(client, key, args)
         if answer[0]:
             return True
         # What ninja's wait() reads: the log, newest first (only its length and oldest entry count).
@@ -178,16 +179,28 @@ class SettingsRateThrottle(SimpleRateThrottle):
         return self.throttle_failure()
 
 
-_scripts: dict = {}
+#: rate -> (requests, seconds): ninja's parse_rate, once per rate rather than once per request.
+_rates: dict = {}
 
 
-def _sliding_window(client):
-    """SLIDING_WINDOW_SCRIPT as a redis-py Script, made once per process (the client it is made
-    with only lends its encoder; each call names its client). redis-py runs it by its SHA1 and
-    loads it into a server that lacks it."""
-    if "sliding_window" not in _scripts:
-        _scripts["sliding_window"] = client.register_script(SLIDING_WINDOW_SCRIPT)
-    return _scripts["sliding_window"]
+def _parsed_rate(throttle: SimpleRateThrottle, rate: str | None):
+    if rate not in _rates:
+        _rates[rate] = throttle.parse_rate(rate)
+    return _rates[rate]
+
+
+#: SHA1 of SLIDING_WINDOW_SCRIPT, the name Redis runs it by.
+SLIDING_WINDOW_SHA = hashlib.sha1(SLIDING_WINDOW_SCRIPT.encode()).hexdigest()
+
+
+def _sliding_window(client, key: str, args: tuple):
+    """SLIDING_WINDOW_SCRIPT by its SHA1 (one EVALSHA), loading it into a server that lacks it (new or
+    restarted) and trying again -- what redis-py's Script object does, without its per-call overhead."""
+    try:
+        return client.evalsha(SLIDING_WINDOW_SHA, 1, key, *args)
+    except NoScriptError:
+        client.script_load(SLIDING_WINDOW_SCRIPT)
+        return client.evalsha(SLIDING_WINDOW_SHA, 1, key, *args)
 
 
 class PerIPThrottle(SettingsRateThrottle):
