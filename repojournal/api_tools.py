@@ -81,7 +81,22 @@ ANONYMOUS = Anonymous()
 
 
 class TokenAuth(HttpBearer):
-    """``Authorization: Bearer <token>``; a presented but unknown or revoked token is a 401."""
+    """``Authorization: Bearer <token>``; a presented but unknown or revoked token is a 401.
+
+    ``TokenAuth(optional=True)`` is ``[TokenAuth(), anonymous]`` as one callback (no Authorization
+    header: anonymous), because ninja inspects every auth callback on every request. One class
+    either way, so OpenAPI names one security scheme.
+    """
+
+    def __init__(self, optional: bool = False):
+        super().__init__()
+        self.optional = optional
+
+    def __call__(self, request: HttpRequest):
+        if self.optional and not request.headers.get("Authorization"):
+            return ANONYMOUS
+        found = super().__call__(request)
+        return anonymous(request) if found is None and self.optional else found  # refuses a non-Bearer header
 
     def authenticate(self, request: HttpRequest, token: str):
         found = ApiToken.objects.authenticate(token.strip())
@@ -91,14 +106,14 @@ class TokenAuth(HttpBearer):
 
 
 def anonymous(request: HttpRequest):
-    """Second auth callback on public operations: no Authorization header means anonymous."""
+    """On public operations (TokenAuth(optional=True)): no Authorization header means anonymous."""
     if request.headers.get("Authorization"):
         raise AuthenticationError(401, "Send API tokens as “Authorization: Bearer <token>”.")
     return ANONYMOUS
 
 
 token_auth = TokenAuth()
-OPTIONAL_AUTH = [token_auth, anonymous]
+OPTIONAL_AUTH = [TokenAuth(optional=True)]
 #: For public operations: tell OpenAPI clients the token is optional.
 PUBLIC = {"auth": OPTIONAL_AUTH, "openapi_extra": {"security": [{}]}}  # ninja appends this to [TokenAuth]
 

@@ -92,3 +92,32 @@ def test_psycopgs_timestamp_loader_reads_what_djangos_reads():
     assert all(value.tzinfo is UTC for row in natives for value in row)
     assert [row[0].microsecond for row in natives] == [0, 500, 123456]
     assert Digest.objects.count() == 3
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("header, status, detail", [
+    (None, 200, None),
+    ("", 200, None),
+    ("Basic dXNlcjpwYXNz", 401, "Send API tokens as “Authorization: Bearer <token>”."),
+    ("Bearer not-a-token", 401, "Invalid or revoked API token."),
+    ("Bearer", 401, "Invalid or revoked API token."),
+])
+def test_public_operations_take_a_token_or_nothing(client, header, status, detail):
+    """TokenAuth(optional=True) answers as [TokenAuth(), anonymous] did."""
+    headers = {} if header is None else {"HTTP_AUTHORIZATION": header}
+    for url in ("/api/v1/digests/", "/api/v1/posts/", "/api/v1/topics/"):
+        response = client.get(url, **headers)
+        assert response.status_code == status
+        if detail:
+            assert response.json() == {"detail": detail, "errors": []}
+            assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+
+
+@pytest.mark.django_db
+def test_public_operations_read_drafts_with_a_token(client, publisher, make_token):
+    from repojournal.workflow import Status
+
+    DigestFactory(status=Status.DRAFT, published_at=None)
+    assert client.get("/api/v1/digests/").json()["items"] == []
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {make_token(publisher, 'read:drafts')}"}
+    assert len(client.get("/api/v1/digests/", **headers).json()["items"]) == 1
