@@ -17,7 +17,7 @@ repositories), so the shape of their SQL depends on the data.
 """
 import datetime
 
-from django.db import connection
+from django.db import connection, connections
 from django.utils import timezone
 
 from . import api_tools
@@ -62,7 +62,7 @@ def paginate_unfiltered(request, model, params: api_tools.ListParams, *, fields:
     with connection.cursor() as cursor:
         _load_timestamps_natively(cursor)
         cursor.execute(sql, bound)
-        rows = [_row(names, converters, row) for row in cursor.fetchall()]
+        rows = _rows(names, converters, cursor.fetchall())
     counted = None
     if not rows:  # rare (an empty list or a page that emptied): count through the ORM
         queryset = api_tools.visible(request, model.objects.all())
@@ -130,13 +130,18 @@ def _hashable(value) -> bool:
     return True
 
 
-def _row(names: list[str], converters: dict, row) -> dict:
-    """A ``.values()`` row: the database's values through the same converters the ORM applies."""
-    if converters:
+def _rows(names: list[str], converters: dict, rows: list) -> list[dict]:
+    """``.values()`` rows: the database's values through the same converters, in the same order, that
+    the ORM applies (with the same connection object it passes them)."""
+    steps = [(index, function, expression) for index, (functions, expression) in converters.items()
+             for function in functions]
+    if not steps:
+        return [dict(zip(names, row)) for row in rows]
+    database = connections[connection.alias]
+    converted = []
+    for row in rows:
         row = list(row)
-        for index, (functions, expression) in converters.items():
-            value = row[index]
-            for function in functions:
-                value = function(value, expression, connection)
-            row[index] = value
-    return dict(zip(names, row))
+        for index, function, expression in steps:
+            row[index] = function(row[index], expression, database)
+        converted.append(dict(zip(names, row)))
+    return converted
