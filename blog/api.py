@@ -10,7 +10,7 @@ from taggit.models import Tag
 
 from repojournal.api_compiled import is_unfiltered, paginate_unfiltered
 from repojournal.api_tools import (
-    PUBLIC, Page, conditional_json, error_responses, list_response, paginate, set_list_caching,
+    PUBLIC, Page, conditional_json, error_responses, list_response, moment_text, paginate, set_list_caching,
     throttles, url_maker, visible, with_status,
 )
 
@@ -75,15 +75,16 @@ POST_LIST_FIELDS = (
 
 def post_list_items(rows: list[dict]) -> list[dict]:
     """PostListOut items from ``.values()`` rows: no model instances, no query per byline or tag
-    (``Post.authors_tags`` holds them, kept true by the signals that re-render cards)."""
+    (``Post.authors_tags`` holds them, kept true by the signals that re-render cards); times as the
+    text the renderer would write."""
     url = url_maker("blog:post")
     return [
         {
             "id": row["id"], "slug": row["slug"], "url": url(row["slug"]), "title": row["title"],
             "excerpt": row["excerpt"], "display_excerpt": row["excerpt"] or row["auto_excerpt"],
             "disclosure": row["disclosure"], "authors": row["authors_tags"]["authors"],
-            "tags": row["authors_tags"]["tags"], "status": row["status"], "published_at": row["published_at"],
-            "updated_at": row["updated_at"],
+            "tags": row["authors_tags"]["tags"], "status": row["status"],
+            "published_at": moment_text(row["published_at"]), "updated_at": moment_text(row["updated_at"]),
         }
         for row in rows
     ]

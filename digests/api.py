@@ -10,8 +10,8 @@ from ninja import Query, Router
 
 from repojournal.api_compiled import is_unfiltered, paginate_unfiltered
 from repojournal.api_tools import (
-    PUBLIC, Page, can_read_drafts, conditional_json, error_responses, list_response, paginate, set_list_caching,
-    throttles, url_maker, visible, with_status,
+    PUBLIC, Page, can_read_drafts, conditional_json, error_responses, list_response, moment_text, paginate,
+    set_list_caching, throttles, url_maker, visible, with_status,
 )
 
 from .models import ActionItem, Digest, DigestReference, Reference, Repository, Topic
@@ -65,11 +65,15 @@ DIGEST_LIST_FIELDS = (
 
 
 def digest_list_items(rows: list[dict]) -> list[dict]:
-    """DigestListOut items from ``.values()`` rows: no model instances, one reverse() per page."""
+    """DigestListOut items from ``.values()`` rows: no model instances, one reverse() per page, dates
+    and times as the text the renderer would write."""
     url = url_maker("digests:detail")
     for row in rows:
         row["url"] = url(row["slug"])
         row["topic"] = {"slug": row.pop("topic__slug"), "name": row.pop("topic__name")}
+        row["date"] = row["date"].isoformat()
+        row["published_at"] = moment_text(row["published_at"])
+        row["updated_at"] = moment_text(row["updated_at"])
     return rows
 
 
