@@ -336,23 +336,39 @@ class Highlighter:
                 yield start, end
 
     def snippet(self, text: str) -> SafeString:
-        """About SNIPPET_WORDS words of `text` around the first match (or its start), matches marked."""
+        """About SNIPPET_WORDS words of `text` around the first match (or its start), matches marked.
+
+        The words are whitespace-separated tokens: up to a third of them before the token
+        holding the first match, the rest from it on. Each part of the text is split once
+        (the tokens before the match, and no further than the excerpt after it), and only the
+        excerpt from the first match on is searched again: there is none before it.
+        """
         text = text or ""
-        first = 0
         offset = next(self.spans(text), (None,))[0]
-        if offset:  # the index of the token holding the match
-            first = len(text[:offset].split()) - (not text[offset - 1].isspace())
-        start = max(0, first - SNIPPET_WORDS // 3)
+        if offset is None:
+            tokens = text.split(None, SNIPPET_WORDS)
+            excerpt = " ".join(tokens[:SNIPPET_WORDS])
+            escape = html.escape if len(html.escape(excerpt)) != len(excerpt) else str
+            return SafeString(escape(excerpt) + (" …" if len(tokens) > SNIPPET_WORDS else ""))
+        head = text[:offset].split()
+        # A match may start inside a token ("(codegen"): that token's start belongs to it.
+        cut = head.pop() if offset and not text[offset - 1].isspace() else ""
+        start = max(0, len(head) - SNIPPET_WORDS // 3)
+        before = head[start:]
+        wanted = SNIPPET_WORDS - len(before)
         # Split no further than the excerpt: one more item (the rest) means more words follow.
-        tokens = text.split(None, start + SNIPPET_WORDS)
-        excerpt = " ".join(tokens[start : start + SNIPPET_WORDS])
+        after = text[offset - len(cut) :].split(None, wanted)
+        excerpt = " ".join(before + after[:wanted])
         # Escaping only lengthens text: an excerpt it leaves as long has nothing to escape (most of them).
         escape = html.escape if len(html.escape(excerpt)) != len(excerpt) else str
-        parts, position = ["… " if start else ""], 0
-        for begin, end in self.spans(excerpt):
-            parts += [escape(excerpt[position:begin]), "<mark>", escape(excerpt[begin:end]), "</mark>"]
+        position = len(" ".join(before)) + bool(before) + len(cut)  # the first match, in the excerpt
+        rest = excerpt[position:]
+        parts = ["… " if start else "", escape(excerpt[:position])]
+        position = 0
+        for begin, end in self.spans(rest):
+            parts += [escape(rest[position:begin]), "<mark>", escape(rest[begin:end]), "</mark>"]
             position = end
-        parts += [escape(excerpt[position:]), " …" if start + SNIPPET_WORDS < len(tokens) else ""]
+        parts += [escape(rest[position:]), " …" if len(after) > wanted else ""]
         return SafeString("".join(parts))  # escaped above (SafeString: mark_safe's lazy-string checks cost more)
 
 
