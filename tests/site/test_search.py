@@ -272,7 +272,7 @@ def test_a_reference_cited_by_several_of_the_newest_digests_is_one_hit(site):
 def test_the_statement_is_built_from_constants_only():
     """The kinds' SQL is filled in from module constants; the reader's query is always a bound parameter."""
     sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
-    assert sql.count("%(query)s") == 10 and "{" not in sql  # three per kind, and the plan guard's
+    assert sql.count("%(query)s") == 14 and "{" not in sql  # three per kind, two more for a phrase, the guard
     assert "LIMIT 40" in sql and "LIMIT 20) newest" in sql
 
 
@@ -399,3 +399,24 @@ def test_postgres_generic_plan_of_the_statement_is_priced_out(site):
         generic = True
         assert cost("numbat") > 1000 * custom
         cursor.execute("DEALLOCATE guarded")
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_postgres_states_a_phrase_match_twice_so_its_estimate_is_rarer(site):
+    """Only a phrase's plan keeps the extra match condition; other queries' plans fold it away."""
+    for n in range(30):
+        PostFactory(title=f"Numbat {n}", body="numbat wombat" if n % 10 == 0 else "wombat and numbat")
+    sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
+    params = {"now": timezone.now(), "published": Status.PUBLISHED.value, "results": search.RESULTS_PER_KIND,
+              "source_chars": search.SNIPPET_SOURCE_CHARS}
+
+    def matches_in_plan(query: str) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN " + sql, {**params, "query": query})
+            return "\n".join(row[0] for row in cursor.fetchall()).count("@@")
+
+    assert matches_in_plan('"numbat wombat"') == matches_in_plan("numbat wombat") + 2  # posts and digests
+    assert matches_in_plan("numbat -wombat") == matches_in_plan("numbat wombat")
+    assert {hit.title for hit in search.search('"numbat wombat"').posts} == {"Numbat 0", "Numbat 10", "Numbat 20"}
+    assert len(search.search("numbat wombat").posts) == search.RESULTS_PER_KIND
