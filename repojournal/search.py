@@ -168,12 +168,15 @@ FROM (SELECT id, ts_rank(search_vector, {tsquery}) AS rank, {carried}
 #: References: the newest citations by published digests (``SearchCitation``: its order,
 #: state and each reference's vector, see ``digests.models.SearchCitation``); a reference
 #: cited twice among them is one candidate. Its vector is the reference's own (the triggers
-#: copy it), so ranking needs no reference row; only the shown ones are read.
+#: copy it), so ranking needs no reference row; only the shown ones are read. A query few
+#: citations match takes them from their GIN index (``add_citation_search_index``), a phrase
+#: as for the other kinds.
 REFERENCES_SQL = """(SELECT 'references', t.id, best.rank, t.title, NULL, repository.full_name, t.url, t.kind, t.number,
     LEFT(COALESCE(t.title, '') || ' ' || COALESCE(t.body, ''), %(source_chars)s), querytree({tsquery})::text
 FROM (SELECT reference_id AS id, max(ts_rank(search_vector, {tsquery})) AS rank
       FROM (SELECT reference_id, search_vector FROM digests_searchcitation
             WHERE published_at <= %(now)s AND status = %(published)s AND search_vector @@ {tsquery}
+            AND (strpos(querytree({tsquery}), '<') = 0 OR search_vector @@ {tsquery})
             ORDER BY date DESC, published_at DESC, digest_id DESC LIMIT {candidates}) newest
       GROUP BY reference_id ORDER BY rank DESC, id DESC LIMIT %(results)s) best
 JOIN digests_reference t ON t.id = best.id

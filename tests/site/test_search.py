@@ -106,8 +106,8 @@ def test_postgres_snippets_highlight_stemmed_matches(site):
 def test_postgres_search_uses_the_gin_indexes(site):
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
-        for table in ("blog_post", "digests_digest", "digests_reference"):
-            cursor.execute(f"EXPLAIN SELECT id FROM {table} WHERE search_vector @@ {search.TSQUERY_SQL}", {"query": "cuda"})
+        for table in ("blog_post", "digests_digest", "digests_reference", "digests_searchcitation"):
+            cursor.execute(f"EXPLAIN SELECT 1 FROM {table} WHERE search_vector @@ {search.TSQUERY_SQL}", {"query": "cuda"})
             plan = "\n".join(row[0] for row in cursor.fetchall())
             assert f"{table}_search_vector_gin" in plan, plan
 
@@ -272,7 +272,7 @@ def test_a_reference_cited_by_several_of_the_newest_digests_is_one_hit(site):
 def test_the_statement_is_built_from_constants_only():
     """The kinds' SQL is filled in from module constants; the reader's query is always a bound parameter."""
     sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
-    assert sql.count("%(query)s") == 14 and "{" not in sql  # three per kind, two more for a phrase, the guard
+    assert sql.count("%(query)s") == 16 and "{" not in sql  # three per kind, two more per kind for a phrase, the guard
     assert "LIMIT 40" in sql and "LIMIT 20) newest" in sql
 
 
@@ -416,7 +416,7 @@ def test_postgres_states_a_phrase_match_twice_so_its_estimate_is_rarer(site):
             cursor.execute("EXPLAIN " + sql, {**params, "query": query})
             return "\n".join(row[0] for row in cursor.fetchall()).count("@@")
 
-    assert matches_in_plan('"numbat wombat"') == matches_in_plan("numbat wombat") + 2  # posts and digests
+    assert matches_in_plan('"numbat wombat"') == matches_in_plan("numbat wombat") + 3  # each kind
     assert matches_in_plan("numbat -wombat") == matches_in_plan("numbat wombat")
     assert {hit.title for hit in search.search('"numbat wombat"').posts} == {"Numbat 0", "Numbat 10", "Numbat 20"}
     assert len(search.search("numbat wombat").posts) == search.RESULTS_PER_KIND
