@@ -143,30 +143,40 @@ def search(raw_query: str | None) -> Results:
 # PostgreSQL ----------------------------------------------------------------------------
 
 #: One kind's hits: its newest CANDIDATES_PER_KIND matches (``newest``, the bound on the work),
-#: the best RESULTS_PER_KIND of those by rank (``best``), then the shown rows' columns and
-#: snippet source. ``newest`` walks the ``{order}`` index newest first, checking each row's
-#: stored vector, or for a rare query takes the few matches from the GIN index: PostgreSQL
-#: decides per query (custom plans), from the tsquery, which the bound parameter makes a
-#: constant. ``{kind}`` etc. are filled in once per process from the constants below, never
-#: from a request.
-KIND_SQL = """(SELECT '{kind}', t.id, best.rank, {columns},
+#: the best RESULTS_PER_KIND of those by rank (``best``), then the shown rows' snippet source.
+#: ``newest`` walks the ``{order}`` index newest first, checking each row's stored vector, or
+#: for a rare query takes the few matches from the GIN index: PostgreSQL decides per query
+#: (custom plans, see PLAN_GUARD_SQL), from the tsquery, which the bound parameter makes a
+#: constant. The walk carries the shown columns (pointers to their TOAST, not the text), so
+#: no second read of the row and no join to plan; only the 20 shown rows' source is cut.
+#: A phrase ("codegen decay": ``<->`` in the tsquery) matches far fewer rows than its words
+#: together, but PostgreSQL estimates it as their AND, so for a rare phrase it walked every row
+#: (~100-160 ms for posts on the benchmark archive). The last condition states the match once
+#: more for a phrase only (for other queries it folds to true when planned): PostgreSQL then
+#: estimates the phrase as rarer (the AND's share squared) and takes its candidates from the
+#: GIN index when the words are not common (~30-60 ms there). Results do not change, only the plan.
+#: ``{kind}`` etc. are filled in once per process from the constants below, never from a request.
+KIND_SQL = """(SELECT '{kind}', best.id, best.rank, {columns},
     LEFT({source}, %(source_chars)s), querytree({tsquery})::text
-FROM (SELECT id, ts_rank(search_vector, {tsquery}) AS rank
-      FROM (SELECT id, search_vector FROM {table}
-            WHERE published_at <= %(now)s AND status = %(published)s AND search_vector @@ {tsquery}
+FROM (SELECT id, ts_rank(search_vector, {tsquery}) AS rank, {carried}
+      FROM (SELECT id, search_vector, {carried} FROM {table}
+            WHERE published_at <= %(now)s AND status = %(published)s AND search_vector @@ {tsquery}{guard}
+            AND (strpos(querytree({tsquery}), '<') = 0 OR search_vector @@ {tsquery})
             ORDER BY {order} LIMIT {candidates}) newest
-      ORDER BY rank DESC, id DESC LIMIT %(results)s) best
-JOIN {table} t ON t.id = best.id{joins})"""
+      ORDER BY rank DESC, id DESC LIMIT %(results)s) best{joins})"""
 
 #: References: the newest citations by published digests (``SearchCitation``: its order,
 #: state and each reference's vector, see ``digests.models.SearchCitation``); a reference
 #: cited twice among them is one candidate. Its vector is the reference's own (the triggers
-#: copy it), so ranking needs no reference row; only the shown ones are read.
+#: copy it), so ranking needs no reference row; only the shown ones are read. A query few
+#: citations match takes them from their GIN index (``add_citation_search_index``), a phrase
+#: as for the other kinds.
 REFERENCES_SQL = """(SELECT 'references', t.id, best.rank, t.title, NULL, repository.full_name, t.url, t.kind, t.number,
     LEFT(COALESCE(t.title, '') || ' ' || COALESCE(t.body, ''), %(source_chars)s), querytree({tsquery})::text
 FROM (SELECT reference_id AS id, max(ts_rank(search_vector, {tsquery})) AS rank
       FROM (SELECT reference_id, search_vector FROM digests_searchcitation
             WHERE published_at <= %(now)s AND status = %(published)s AND search_vector @@ {tsquery}
+            AND (strpos(querytree({tsquery}), '<') = 0 OR search_vector @@ {tsquery})
             ORDER BY date DESC, published_at DESC, digest_id DESC LIMIT {candidates}) newest
       GROUP BY reference_id ORDER BY rank DESC, id DESC LIMIT %(results)s) best
 JOIN digests_reference t ON t.id = best.id
@@ -174,6 +184,22 @@ JOIN digests_repository repository ON repository.id = t.repository_id)"""
 
 #: The reader's query as PostgreSQL's ``websearch_to_tsquery`` in the configuration the vectors use.
 TSQUERY_SQL = f"websearch_to_tsquery('{CONFIG}'::regconfig, %(query)s::text)"
+
+#: Keeps PostgreSQL on custom plans for this statement once psycopg prepares it
+#: (DATABASE_PREPARE_THRESHOLD). Which plan is right depends on the tsquery (walk the
+#: newest-first index for a common word, the GIN index for a rare one), and a generic plan
+#: cannot see it: measured on the benchmark archive, the generic plan took 425-600 ms per search
+#: (GIN bitmap over thousands of rows, the tsquery re-parsed per row, no partial indexes).
+#: PostgreSQL's ``auto`` mode switches a prepared statement to its generic plan for good once
+#: the average estimated cost of its custom plans exceeds the generic plan's: six searches
+#: for ``-python`` (custom cost ~19,000 against ~11,500) did that, for every later search on
+#: the connection. A custom plan folds this condition away (the query is never NULL), so it
+#: costs nothing; in the generic plan it stays, with a one-time subplan estimated at ~10^7,
+#: which no custom plan reaches, so ``auto`` never picks it (and it would never run: the first
+#: operand is true). ``plan_cache_mode`` cannot be set for one statement without another query.
+PLAN_GUARD_SQL = (
+    "\n            AND (%(query)s::text IS NOT NULL OR (SELECT count(*) FROM generate_series(1, 1000000000)) > 0)"
+)
 
 
 @functools.lru_cache(maxsize=8)
@@ -191,14 +217,16 @@ def _statement(candidates: tuple) -> str:
     bounds = dict(candidates)
     posts = KIND_SQL.format(
         kind="posts", table="blog_post", order="published_at DESC, id DESC", candidates=int(bounds["posts"]),
-        columns="t.title, t.slug, NULL, NULL, NULL, NULL::integer", joins="", tsquery=TSQUERY_SQL,
-        source="COALESCE(t.excerpt, '') || ' ' || COALESCE(t.body, '')",
+        carried="title, slug, excerpt, body", columns="best.title, best.slug, NULL, NULL, NULL, NULL::integer",
+        joins="", tsquery=TSQUERY_SQL, guard=PLAN_GUARD_SQL,
+        source="COALESCE(best.excerpt, '') || ' ' || COALESCE(best.body, '')",
     )
     digests = KIND_SQL.format(
         kind="digests", table="digests_digest", order="date DESC, published_at DESC, id DESC",
-        candidates=int(bounds["digests"]), columns="t.headline, t.slug, topic.name, NULL, NULL, NULL::integer",
-        joins="\nJOIN digests_topic topic ON topic.id = t.topic_id", tsquery=TSQUERY_SQL,
-        source="COALESCE(t.summary, '') || ' ' || COALESCE(t.body, '')",
+        candidates=int(bounds["digests"]), carried="headline, slug, summary, body, topic_id",
+        columns="best.headline, best.slug, topic.name, NULL, NULL, NULL::integer",
+        joins="\nJOIN digests_topic topic ON topic.id = best.topic_id", tsquery=TSQUERY_SQL, guard="",
+        source="COALESCE(best.summary, '') || ' ' || COALESCE(best.body, '')",
     )
     references = REFERENCES_SQL.format(candidates=int(bounds["references"]), tsquery=TSQUERY_SQL)
     return " UNION ALL ".join([posts, digests, references])
@@ -257,6 +285,10 @@ def query_lexemes(querytree: str) -> frozenset[str]:
     return frozenset(match.replace("''", "'") for match in LEXEME.findall(querytree or ""))
 
 
+#: Words whose match a Highlighter remembers (it forgets them all when full).
+MAX_KNOWN_WORDS = 2000
+
+
 class Highlighter:
     """Marks the words whose Snowball stem is one of the query's lexemes, like ``ts_headline``.
 
@@ -274,13 +306,20 @@ class Highlighter:
 
     def __init__(self, lexemes: frozenset[str]):
         self.lexemes = lexemes
+        self.known: dict[str, bool] = {}
         prefixes = sorted({lexeme[: max(2, len(lexeme) - 2)] for lexeme in lexemes}, key=len, reverse=True)
         self.prefixes = tuple(prefixes)  # longest first: the alternative a regular expression would take
         pattern = rf"(?:{'|'.join(map(re.escape, prefixes))})\w*"
         self.folded = re.compile(rf"\b{pattern}", re.IGNORECASE) if prefixes else None
 
     def is_match(self, word: str) -> bool:
-        return stem(word) in self.lexemes
+        """Whether `word` stems to a query lexeme; remembered per word (the same few words recur in every hit)."""
+        known = self.known.get(word)
+        if known is None:
+            if len(self.known) >= MAX_KNOWN_WORDS:
+                self.known.clear()
+            known = self.known[word] = stem(word) in self.lexemes
+        return known
 
     def spans(self, text: str):
         """(start, end) of each word of `text` whose stem is a query lexeme, in order."""
@@ -307,23 +346,39 @@ class Highlighter:
                 yield start, end
 
     def snippet(self, text: str) -> SafeString:
-        """About SNIPPET_WORDS words of `text` around the first match (or its start), matches marked."""
+        """About SNIPPET_WORDS words of `text` around the first match (or its start), matches marked.
+
+        The words are whitespace-separated tokens: up to a third of them before the token
+        holding the first match, the rest from it on. Each part of the text is split once
+        (the tokens before the match, and no further than the excerpt after it), and only the
+        excerpt from the first match on is searched again: there is none before it.
+        """
         text = text or ""
-        first = 0
         offset = next(self.spans(text), (None,))[0]
-        if offset:  # the index of the token holding the match
-            first = len(text[:offset].split()) - (not text[offset - 1].isspace())
-        start = max(0, first - SNIPPET_WORDS // 3)
+        if offset is None:
+            tokens = text.split(None, SNIPPET_WORDS)
+            excerpt = " ".join(tokens[:SNIPPET_WORDS])
+            escape = html.escape if len(html.escape(excerpt)) != len(excerpt) else str
+            return SafeString(escape(excerpt) + (" …" if len(tokens) > SNIPPET_WORDS else ""))
+        head = text[:offset].split()
+        # A match may start inside a token ("(codegen"): that token's start belongs to it.
+        cut = head.pop() if offset and not text[offset - 1].isspace() else ""
+        start = max(0, len(head) - SNIPPET_WORDS // 3)
+        before = head[start:]
+        wanted = SNIPPET_WORDS - len(before)
         # Split no further than the excerpt: one more item (the rest) means more words follow.
-        tokens = text.split(None, start + SNIPPET_WORDS)
-        excerpt = " ".join(tokens[start : start + SNIPPET_WORDS])
+        after = text[offset - len(cut) :].split(None, wanted)
+        excerpt = " ".join(before + after[:wanted])
         # Escaping only lengthens text: an excerpt it leaves as long has nothing to escape (most of them).
         escape = html.escape if len(html.escape(excerpt)) != len(excerpt) else str
-        parts, position = ["… " if start else ""], 0
-        for begin, end in self.spans(excerpt):
-            parts += [escape(excerpt[position:begin]), "<mark>", escape(excerpt[begin:end]), "</mark>"]
+        position = len(" ".join(before)) + bool(before) + len(cut)  # the first match, in the excerpt
+        rest = excerpt[position:]
+        parts = ["… " if start else "", escape(excerpt[:position])]
+        position = 0
+        for begin, end in self.spans(rest):
+            parts += [escape(rest[position:begin]), "<mark>", escape(rest[begin:end]), "</mark>"]
             position = end
-        parts += [escape(excerpt[position:]), " …" if start + SNIPPET_WORDS < len(tokens) else ""]
+        parts += [escape(rest[position:]), " …" if len(after) > wanted else ""]
         return SafeString("".join(parts))  # escaped above (SafeString: mark_safe's lazy-string checks cost more)
 
 

@@ -106,8 +106,8 @@ def test_postgres_snippets_highlight_stemmed_matches(site):
 def test_postgres_search_uses_the_gin_indexes(site):
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
-        for table in ("blog_post", "digests_digest", "digests_reference"):
-            cursor.execute(f"EXPLAIN SELECT id FROM {table} WHERE search_vector @@ {search.TSQUERY_SQL}", {"query": "cuda"})
+        for table in ("blog_post", "digests_digest", "digests_reference", "digests_searchcitation"):
+            cursor.execute(f"EXPLAIN SELECT 1 FROM {table} WHERE search_vector @@ {search.TSQUERY_SQL}", {"query": "cuda"})
             plan = "\n".join(row[0] for row in cursor.fetchall())
             assert f"{table}_search_vector_gin" in plan, plan
 
@@ -272,7 +272,7 @@ def test_a_reference_cited_by_several_of_the_newest_digests_is_one_hit(site):
 def test_the_statement_is_built_from_constants_only():
     """The kinds' SQL is filled in from module constants; the reader's query is always a bound parameter."""
     sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
-    assert sql.count("%(query)s") == 9 and "{" not in sql
+    assert sql.count("%(query)s") == 16 and "{" not in sql  # three per kind, two more per kind for a phrase, the guard
     assert "LIMIT 40" in sql and "LIMIT 20) newest" in sql
 
 
@@ -318,3 +318,105 @@ def test_search_citations_are_emptied_with_the_citations_even_in_one_truncate(si
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute("TRUNCATE digests_digestreference")
     assert SearchCitation.objects.count() == 0
+
+
+def test_highlighter_excerpt_keeps_the_token_a_match_starts_inside_and_counts_words_exactly():
+    words = [f"w{n}" for n in range(40)]
+    text = " ".join(words[:15]) + "\n(zebra) " + " ".join(words[15:])
+    highlighter = search.Highlighter(frozenset({"zebra"}))
+    assert highlighter.snippet(text) == (
+        "… w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 (<mark>zebra</mark>) " + " ".join(words[15:34]) + " …"
+    )
+    exactly = " ".join(words[:10]) + " zebra " + " ".join(words[10:29])  # 30 words: nothing follows
+    assert highlighter.snippet(exactly) == " ".join(words[:10]) + " <mark>zebra</mark> " + " ".join(words[10:29])
+    assert highlighter.snippet(exactly + " more").endswith("w28 …")
+    assert highlighter.snippet("zebra,zebra  x") == "<mark>zebra</mark>,<mark>zebra</mark> x"
+
+
+def test_highlighter_remembers_words_but_no_more_than_its_bound(monkeypatch):
+    monkeypatch.setattr(search, "MAX_KNOWN_WORDS", 3)
+    highlighter = search.Highlighter(frozenset({"zebra"}))
+    assert highlighter.snippet("zebras zebu zebrafish zeb zebra") == (
+        "<mark>zebras</mark> zebu zebrafish zeb <mark>zebra</mark>"
+    )
+    assert len(highlighter.known) <= 3
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_postgres_search_stays_on_custom_plans_once_prepared(site):
+    """The right plan depends on the tsquery; ``auto`` plan caching must never settle on the generic one.
+
+    psycopg prepares the statement after DATABASE_PREPARE_THRESHOLD runs. Queries whose custom plans
+    PostgreSQL estimates as dear (only negations) used to tip it to the generic plan for good.
+    """
+    PostFactory(title="Numbat", body="numbat")
+    sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
+    params = {"now": timezone.now(), "published": Status.PUBLISHED.value, "results": search.RESULTS_PER_KIND,
+              "source_chars": search.SNIPPET_SOURCE_CHARS}
+    with connection.cursor() as cursor:
+        for query in ["-numbat", "-numbat -x", "-zebra"] * 3 + ["numbat"]:
+            cursor.cursor.execute(sql, {**params, "query": query}, prepare=True)
+            rows = cursor.fetchall()
+        assert [row[3] for row in rows] == ["Numbat"]
+        # psycopg sends the statement with $n placeholders: find it by a part without any
+        cursor.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE %s",
+                       ["%querytree(websearch_to_tsquery%"])
+        assert cursor.fetchall() == [(0, 10)]
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_postgres_generic_plan_of_the_statement_is_priced_out(site):
+    """The guard folds away in a custom plan and makes the generic plan dearer than any custom one."""
+    import re
+
+    import psycopg
+
+    sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
+    names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", sql)))
+    types = {"query": "text", "now": "timestamptz", "published": "text", "results": "int", "source_chars": "int"}
+    numbered = re.sub(r"%\((\w+)\)s", lambda match: f"${names.index(match.group(1)) + 1}", sql)
+    values = {"now": timezone.now(), "published": Status.PUBLISHED.value, "results": search.RESULTS_PER_KIND,
+              "source_chars": search.SNIPPET_SOURCE_CHARS}
+
+    def cost(query: str) -> float:
+        arguments = [query if name == "query" else values[name] for name in names]
+        literal.execute(f"EXPLAIN EXECUTE guarded({', '.join(['%s'] * len(names))})", arguments)
+        plan = "\n".join(row[0] for row in literal.fetchall())
+        assert ("generate_series" in plan) == generic, plan
+        return float(re.search(r"cost=[\d.]+\.\.([\d.]+)", plan).group(1))
+
+    with connection.cursor() as cursor, psycopg.ClientCursor(connection.connection) as literal:
+        # EXPLAIN takes no bound parameters, hence literals (ClientCursor); PREPARE goes over the
+        # simple protocol: over the extended one, the body's $n would be this statement's parameters.
+        prepare = f"PREPARE guarded({', '.join(types[name] for name in names)}) AS {numbered}"
+        assert connection.connection.pgconn.exec_(prepare.encode()).error_message == b""
+        cursor.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        generic = False
+        custom = max(cost(query) for query in ["numbat", "-numbat", "-numbat -zebra", '"numbat zebra"', "zzz"])
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        generic = True
+        assert cost("numbat") > 1000 * custom
+        cursor.execute("DEALLOCATE guarded")
+
+
+@ON_POSTGRES
+@pytest.mark.django_db
+def test_postgres_states_a_phrase_match_twice_so_its_estimate_is_rarer(site):
+    """Only a phrase's plan keeps the extra match condition; other queries' plans fold it away."""
+    for n in range(30):
+        PostFactory(title=f"Numbat {n}", body="numbat wombat" if n % 10 == 0 else "wombat and numbat")
+    sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
+    params = {"now": timezone.now(), "published": Status.PUBLISHED.value, "results": search.RESULTS_PER_KIND,
+              "source_chars": search.SNIPPET_SOURCE_CHARS}
+
+    def matches_in_plan(query: str) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN " + sql, {**params, "query": query})
+            return "\n".join(row[0] for row in cursor.fetchall()).count("@@")
+
+    assert matches_in_plan('"numbat wombat"') == matches_in_plan("numbat wombat") + 3  # each kind
+    assert matches_in_plan("numbat -wombat") == matches_in_plan("numbat wombat")
+    assert {hit.title for hit in search.search('"numbat wombat"').posts} == {"Numbat 0", "Numbat 10", "Numbat 20"}
+    assert len(search.search("numbat wombat").posts) == search.RESULTS_PER_KIND
