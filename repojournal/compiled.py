@@ -35,6 +35,8 @@ def stand_in(field: models.Field):
     if isinstance(field, models.DateTimeField):
         epoch = datetime.datetime(1900, 1, 1, tzinfo=datetime.timezone.utc)
         return epoch + datetime.timedelta(seconds=number, microseconds=777)
+    if isinstance(field, models.DateField):
+        return datetime.date(1900, 1, 1) + datetime.timedelta(days=number)
     if isinstance(field.target_field if field.is_relation else field, models.IntegerField):
         return -7_777_777_000 - number
     if isinstance(field, models.CharField):
@@ -91,7 +93,7 @@ class Statement:
         by_value = {
             self.fields[name].get_db_prep_value(value, connection): name for name, value in stand_ins.items()
         }
-        slots = [(by_value.get(param) if isinstance(param, (str, int, datetime.datetime)) else None, param)
+        slots = [(by_value.get(param) if isinstance(param, (str, int, datetime.date)) else None, param)
                  for param in params]
         assert {slot for slot, _ in slots if slot} == set(self.fields), "every value must be a parameter"
         init_list = [column.target.attname for column, _, _ in compiler.select]
