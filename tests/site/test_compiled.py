@@ -179,3 +179,18 @@ def test_stand_ins_differ_and_unknown_field_types_are_refused():
     assert stand_in(Tag._meta.pk) != stand_in(Tag._meta.pk)
     with pytest.raises(TypeError):
         stand_in(Post._meta.get_field("posting"))
+
+
+@pytest.mark.django_db
+def test_the_home_pages_lists_are_the_orms(archive):
+    from digests.models import Digest
+    from repojournal.views import HOME_DIGEST_CARDS, HOME_DIGESTS, HOME_POST_CARDS, HOME_POSTS
+
+    DigestFactory(published_at=NOW - datetime.timedelta(hours=2))
+    DigestFactory(status="draft", published_at=None)
+    for statement, orm in [(HOME_POST_CARDS, lambda: list(Post.objects.published(NOW).cards()[:HOME_POSTS])),
+                           (HOME_DIGEST_CARDS, lambda: list(Digest.objects.published(NOW).for_cards()[:HOME_DIGESTS]))]:
+        compiled_sql, compiled = executed(lambda: statement.fetch(now=NOW))
+        orm_sql, expected = executed(orm)
+        assert compiled_sql == orm_sql and compiled
+        same_instances(compiled, expected)
