@@ -2,11 +2,11 @@
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse
 from django.utils import timezone
 from taggit.models import Tag
 
 from repojournal.compiled import Statement
+from repojournal.context_processors import navigation
 from repojournal.pagination import Listing
 from repojournal.syndication import feed_links
 
@@ -28,8 +28,14 @@ AUTHOR = Statement(lambda slug: Author.objects.filter(slug=slug).order_by()[:21]
                    slug=Author._meta.get_field("slug"))
 
 
-def posts_crumbs(name: str, url: str) -> list[tuple[str, str]]:
-    return [("Home", reverse("home")), ("Posts", reverse("blog:index")), (name, url)]
+def site_links(request) -> dict[str, str]:
+    """The navigation's URLs (home, posts, tags...), reversed once per process by the context processor."""
+    return navigation(request)["links"]
+
+
+def posts_crumbs(request, name: str, url: str) -> list[tuple[str, str]]:
+    links = site_links(request)
+    return [("Home", links["home"]), ("Posts", links["posts"]), (name, url)]
 
 
 def render_post(request, post: Post, *, preview: bool = False):
@@ -42,7 +48,7 @@ def render_post(request, post: Post, *, preview: bool = False):
             "related": related,
             "preview": preview,
             "preview_status": post.display_status,
-            "breadcrumbs": posts_crumbs(post.title, post.get_absolute_url()),
+            "breadcrumbs": posts_crumbs(request, post.title, post.get_absolute_url()),
         },
     )
 
@@ -81,6 +87,7 @@ def tag_detail(request, slug: str):
     page = TAGGED.page(request, now=timezone.now(), tag=tag.pk)
     if not page.object_list:
         raise Http404("No published post has this tag.")
+    links = site_links(request)
     return render(
         request,
         "blog/tag_detail.html",
@@ -88,7 +95,7 @@ def tag_detail(request, slug: str):
             "tag": tag,
             "page": page,
             "feeds": feed_links(f"Posts tagged {tag.name}", "blog:tag_feed", tag.slug),
-            "breadcrumbs": [("Home", reverse("home")), ("Tags", reverse("blog:tags")), (tag.name, request.path)],
+            "breadcrumbs": [("Home", links["home"]), ("Tags", links["tags"]), (tag.name, request.path)],
         },
     )
 
@@ -106,6 +113,6 @@ def author_detail(request, slug: str):
             "author": author,
             "page": page,
             "feeds": feed_links(f"Posts by {author.name}", "blog:author_feed", author.slug),
-            "breadcrumbs": posts_crumbs(author.name, author.get_absolute_url()),
+            "breadcrumbs": posts_crumbs(request, author.name, author.get_absolute_url()),
         },
     )

@@ -2,9 +2,9 @@
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse
 from django.utils import timezone
 
+from repojournal.context_processors import navigation
 from repojournal.pagination import Listing, paginate
 from repojournal.syndication import feed_links
 
@@ -23,6 +23,7 @@ WIRE = Listing(lambda now: Digest.objects.published(now).for_cards(), now=Digest
 def render_digest(request, digest: Digest, *, preview: bool = False):
     """The stored parts of the digest (``digests.cards``) plus what depends on other digests: previous/next."""
     previous, following = digest.neighbours()
+    links = navigation(request)["links"]  # reversed once per process
     return render(
         request,
         "digests/digest_detail.html",
@@ -34,8 +35,8 @@ def render_digest(request, digest: Digest, *, preview: bool = False):
             "preview_status": digest.display_status,
             "topic_name": digest.topic.name,
             "breadcrumbs": [
-                ("Home", reverse("home")),
-                ("The Wire", reverse("digests:index")),
+                ("Home", links["home"]),
+                ("The Wire", links["wire"]),
                 (digest.topic.name, digest.topic.get_absolute_url()),
                 (digest.headline, digest.get_absolute_url()),
             ],
@@ -95,6 +96,7 @@ def wire_index(request):
 
 def topic_detail(request, slug: str):
     topic = get_object_or_404(Topic.objects.published(), slug=slug)
+    links = navigation(request)["links"]  # reversed once per process
     return render(
         request,
         "digests/topic_detail.html",
@@ -104,8 +106,8 @@ def topic_detail(request, slug: str):
             "repositories": Repository.objects.filter(topic=topic).published().only("full_name"),
             "feeds": feed_links(f"The Wire: {topic.name}", "digests:topic_feed", topic.slug),
             "breadcrumbs": [
-                ("Home", reverse("home")),
-                ("The Wire", reverse("digests:index")),
+                ("Home", links["home"]),
+                ("The Wire", links["wire"]),
                 (topic.name, topic.get_absolute_url()),
             ],
         },
@@ -123,6 +125,7 @@ def repository_detail(request, owner: str, name: str):
         Repository.objects.published().select_related("topic"), full_name__iexact=f"{owner}/{name}"
     )
     references = Reference.objects.published().filter(repository=repository)
+    links = navigation(request)["links"]  # reversed once per process
     return render(
         request,
         "digests/repository_detail.html",
@@ -135,8 +138,8 @@ def repository_detail(request, owner: str, name: str):
                 f"The Wire: {repository.full_name}", "digests:repository_feed", repository.owner, repository.name
             ),
             "breadcrumbs": [
-                ("Home", reverse("home")),
-                ("The Wire", reverse("digests:index")),
+                ("Home", links["home"]),
+                ("The Wire", links["wire"]),
                 (repository.full_name, repository.get_absolute_url()),
             ],
         },
