@@ -2,19 +2,40 @@
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse
+from django.utils import timezone
 from taggit.models import Tag
 
-from repojournal.pagination import paginate
+from repojournal.compiled import Statement
+from repojournal.context_processors import navigation
+from repojournal.pagination import Listing
 from repojournal.syndication import feed_links
 
 from .models import Author, Post
 
 RELATED_POSTS = 3
 
+# Reader listings and their lookups, compiled once per process (repojournal.compiled): building
+# these queries through the ORM cost more CPU than the database spent answering them.
+_published_at = Post._meta.get_field("published_at")
+POSTS = Listing(lambda now: Post.objects.published(now).cards(), now=_published_at)
+TAGGED = Listing(lambda now, tag: Post.objects.published(now).cards().tagged_with(tag),
+                 now=_published_at, tag=Tag._meta.pk)
+BY_AUTHOR = Listing(lambda now, author: Post.objects.published(now).cards().by_author(author),
+                    now=_published_at, author=Author._meta.pk)
+#: What ``get_object_or_404(Tag, slug=slug)`` runs.
+TAG = Statement(lambda slug: Tag.objects.filter(slug=slug).order_by()[:21], slug=Tag._meta.get_field("slug"))
+AUTHOR = Statement(lambda slug: Author.objects.filter(slug=slug).order_by()[:21],
+                   slug=Author._meta.get_field("slug"))
 
-def posts_crumbs(name: str, url: str) -> list[tuple[str, str]]:
-    return [("Home", reverse("home")), ("Posts", reverse("blog:index")), (name, url)]
+
+def site_links(request) -> dict[str, str]:
+    """The navigation's URLs (home, posts, tags...), reversed once per process by the context processor."""
+    return navigation(request)["links"]
+
+
+def posts_crumbs(request, name: str, url: str) -> list[tuple[str, str]]:
+    links = site_links(request)
+    return [("Home", links["home"]), ("Posts", links["posts"]), (name, url)]
 
 
 def render_post(request, post: Post, *, preview: bool = False):
@@ -27,7 +48,7 @@ def render_post(request, post: Post, *, preview: bool = False):
             "related": related,
             "preview": preview,
             "preview_status": post.display_status,
-            "breadcrumbs": posts_crumbs(post.title, post.get_absolute_url()),
+            "breadcrumbs": posts_crumbs(request, post.title, post.get_absolute_url()),
         },
     )
 
@@ -50,7 +71,7 @@ def post_index(request):
         request,
         "blog/post_index.html",
         {
-            "page": paginate(request, Post.objects.published().cards()),
+            "page": POSTS.page(request, now=timezone.now()),
             "feeds": feed_links("RepoJournal posts", "blog:feed"),
         },
     )
@@ -62,10 +83,11 @@ def tag_index(request):
 
 
 def tag_detail(request, slug: str):
-    tag = get_object_or_404(Tag, slug=slug)
-    page = paginate(request, Post.objects.published().cards().tagged_with(tag))
+    tag = TAG.get_or_404(slug=slug)
+    page = TAGGED.page(request, now=timezone.now(), tag=tag.pk)
     if not page.object_list:
         raise Http404("No published post has this tag.")
+    links = site_links(request)
     return render(
         request,
         "blog/tag_detail.html",
@@ -73,15 +95,15 @@ def tag_detail(request, slug: str):
             "tag": tag,
             "page": page,
             "feeds": feed_links(f"Posts tagged {tag.name}", "blog:tag_feed", tag.slug),
-            "breadcrumbs": [("Home", reverse("home")), ("Tags", reverse("blog:tags")), (tag.name, request.path)],
+            "breadcrumbs": [("Home", links["home"]), ("Tags", links["tags"]), (tag.name, request.path)],
         },
     )
 
 
 def author_detail(request, slug: str):
     """An author's bio and every published post they wrote or co-wrote."""
-    author = get_object_or_404(Author, slug=slug)
-    page = paginate(request, Post.objects.published().cards().by_author(author))
+    author = AUTHOR.get_or_404(slug=slug)
+    page = BY_AUTHOR.page(request, now=timezone.now(), author=author.pk)
     if not page.object_list:
         raise Http404("This author has no published post.")
     return render(
@@ -91,6 +113,6 @@ def author_detail(request, slug: str):
             "author": author,
             "page": page,
             "feeds": feed_links(f"Posts by {author.name}", "blog:author_feed", author.slug),
-            "breadcrumbs": posts_crumbs(author.name, author.get_absolute_url()),
+            "breadcrumbs": posts_crumbs(request, author.name, author.get_absolute_url()),
         },
     )

@@ -2,9 +2,10 @@
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse
+from django.utils import timezone
 
-from repojournal.pagination import paginate
+from repojournal.context_processors import navigation
+from repojournal.pagination import Listing, paginate
 from repojournal.syndication import feed_links
 
 from .charts import weekly_bars
@@ -14,11 +15,15 @@ CHART_WEEKS = 26
 REPOSITORY_DIGESTS = 20
 #: What a repository page lists of each reference (and its sort key): not the bodies written by strangers.
 LISTED_REFERENCE_FIELDS = ["kind", "title", "number", "url", "merged_at", "opened_at"]
+#: The unfiltered Wire, compiled once per process (repojournal.compiled): building its query through
+#: the ORM cost more CPU than the database spent answering it.
+WIRE = Listing(lambda now: Digest.objects.published(now).for_cards(), now=Digest._meta.get_field("published_at"))
 
 
 def render_digest(request, digest: Digest, *, preview: bool = False):
     """The stored parts of the digest (``digests.cards``) plus what depends on other digests: previous/next."""
     previous, following = digest.neighbours()
+    links = navigation(request)["links"]  # reversed once per process
     return render(
         request,
         "digests/digest_detail.html",
@@ -30,8 +35,8 @@ def render_digest(request, digest: Digest, *, preview: bool = False):
             "preview_status": digest.display_status,
             "topic_name": digest.topic.name,
             "breadcrumbs": [
-                ("Home", reverse("home")),
-                ("The Wire", reverse("digests:index")),
+                ("Home", links["home"]),
+                ("The Wire", links["wire"]),
                 (digest.topic.name, digest.topic.get_absolute_url()),
                 (digest.headline, digest.get_absolute_url()),
             ],
@@ -67,16 +72,20 @@ def _wire_filters(request) -> tuple[Topic | None, Repository | None]:
 def wire_index(request):
     """The Wire: every published digest, newest first, optionally for one topic or repository."""
     topic, repository = _wire_filters(request)
-    digests = Digest.objects.published().for_cards()
-    if topic:
-        digests = digests.filter(topic=topic)
-    if repository:
-        digests = digests.citing(repository)
+    if topic or repository:
+        digests = Digest.objects.published().for_cards()
+        if topic:
+            digests = digests.filter(topic=topic)
+        if repository:
+            digests = digests.citing(repository)
+        page = paginate(request, digests)
+    else:
+        page = WIRE.page(request, now=timezone.now())
     return render(
         request,
         "digests/wire_index.html",
         {
-            "page": paginate(request, digests),
+            "page": page,
             "topic": topic,
             "repository": repository,
             "topics": Topic.objects.published_choices(),
@@ -87,6 +96,7 @@ def wire_index(request):
 
 def topic_detail(request, slug: str):
     topic = get_object_or_404(Topic.objects.published(), slug=slug)
+    links = navigation(request)["links"]  # reversed once per process
     return render(
         request,
         "digests/topic_detail.html",
@@ -96,8 +106,8 @@ def topic_detail(request, slug: str):
             "repositories": Repository.objects.filter(topic=topic).published().only("full_name"),
             "feeds": feed_links(f"The Wire: {topic.name}", "digests:topic_feed", topic.slug),
             "breadcrumbs": [
-                ("Home", reverse("home")),
-                ("The Wire", reverse("digests:index")),
+                ("Home", links["home"]),
+                ("The Wire", links["wire"]),
                 (topic.name, topic.get_absolute_url()),
             ],
         },
@@ -115,6 +125,7 @@ def repository_detail(request, owner: str, name: str):
         Repository.objects.published().select_related("topic"), full_name__iexact=f"{owner}/{name}"
     )
     references = Reference.objects.published().filter(repository=repository)
+    links = navigation(request)["links"]  # reversed once per process
     return render(
         request,
         "digests/repository_detail.html",
@@ -127,8 +138,8 @@ def repository_detail(request, owner: str, name: str):
                 f"The Wire: {repository.full_name}", "digests:repository_feed", repository.owner, repository.name
             ),
             "breadcrumbs": [
-                ("Home", reverse("home")),
-                ("The Wire", reverse("digests:index")),
+                ("Home", links["home"]),
+                ("The Wire", links["wire"]),
                 (repository.full_name, repository.get_absolute_url()),
             ],
         },

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from django.core import signing
 from django.db.models import Q
 from django.http import Http404
+from django.utils.functional import cached_property
+
+from .compiled import Statement, stand_in
 
 PER_PAGE = 20
 #: Deeper ``?page=N`` offsets than this are refused: links carry cursors, so only hand-made URLs go there.
@@ -99,6 +102,46 @@ def _page_number(request) -> int:
     return number
 
 
+def _position(request, keys) -> tuple[int, bool | None, list | None]:
+    """(page number, forward, sort key) the request asks for; ``None, None`` for a ``?page=`` offset."""
+    if cursor := request.GET.get("cursor"):
+        return _decode(cursor, keys)
+    return _page_number(request), None, None
+
+
+def _window(queryset, keys, number: int, forward: bool | None, values: list | None, per_page: int):
+    """The page's rows and one more: after the cursor's row in `forward` order, or at the page's offset."""
+    if forward is None:
+        return queryset[(number - 1) * per_page : number * per_page + 1]
+    window = queryset.filter(_beyond(keys, values, forward=forward))
+    if not forward:
+        window = window.reverse()
+    return window[: per_page + 1]
+
+
+def _page(rows: list, number: int, forward: bool | None, keys, per_page: int) -> ReaderPage:
+    """The page shown from `_window`'s rows (404 when a page past the first has none)."""
+    more = len(rows) > per_page
+    rows = rows[:per_page]
+    if forward is None:
+        if not rows and number > 1:
+            raise Http404("No such page.")
+        has_next, has_previous = more, number > 1
+    else:
+        if not forward:
+            rows.reverse()
+        if not rows:
+            raise Http404("No rows on that page any more.")
+        has_next = more if forward else True
+        has_previous = number > 1 and (True if forward else more)
+    return ReaderPage(
+        object_list=rows,
+        number=number,
+        next_cursor=_cursor(number + 1, True, rows[-1], keys) if has_next else None,
+        previous_cursor=_cursor(number - 1, False, rows[0], keys) if has_previous else None,
+    )
+
+
 def paginate(request, queryset, per_page: int = PER_PAGE) -> ReaderPage:
     """The page of `queryset` the request asks for: one query, whatever the archive's size.
 
@@ -106,31 +149,64 @@ def paginate(request, queryset, per_page: int = PER_PAGE) -> ReaderPage:
     model's ``Meta.ordering``, ending with the primary key).
     """
     keys = _sort_keys(queryset)
-    if cursor := request.GET.get("cursor"):
-        number, forward, values = _decode(cursor, keys)
-        window = queryset.filter(_beyond(keys, values, forward=forward))
-        if not forward:
-            window = window.reverse()
-        rows = list(window[: per_page + 1])
-        more = len(rows) > per_page
-        rows = rows[:per_page]
-        if not forward:
-            rows.reverse()
-        if not rows:
-            raise Http404("No rows on that page any more.")
-        has_next = more if forward else True
-        has_previous = number > 1 and (True if forward else more)
-    else:
-        number = _page_number(request)
-        rows = list(queryset[(number - 1) * per_page : number * per_page + 1])
-        has_next = len(rows) > per_page
-        rows = rows[:per_page]
-        if not rows and number > 1:
-            raise Http404("No such page.")
-        has_previous = number > 1
-    return ReaderPage(
-        object_list=rows,
-        number=number,
-        next_cursor=_cursor(number + 1, True, rows[-1], keys) if has_next else None,
-        previous_cursor=_cursor(number - 1, False, rows[0], keys) if has_previous else None,
-    )
+    number, forward, values = _position(request, keys)
+    rows = list(_window(queryset, keys, number, forward, values, per_page))
+    return _page(rows, number, forward, keys, per_page)
+
+
+class Listing:
+    """A reader listing whose pages run statements compiled once per process (``repojournal.compiled``).
+
+    ``paginate(request, build(**values))`` builds and compiles the same query on
+    every request, which costs more CPU than the database spends on it. A
+    ``Listing`` builds page 1 and the cursor pages (what links lead to) once per
+    shape with stand-in values and binds each request's own; the SQL, the rows
+    and the page are ``paginate``'s (tests/site/test_compiled.py compares them).
+    A ``?page=N`` offset past the first is built through the ORM as before: only
+    hand-made URLs go there, and each offset would be a shape of its own.
+
+    `build(**values)` returns the listing's ordered queryset; `fields` names each
+    value and the model field it is compared with (see ``compiled.Statement``).
+    """
+
+    def __init__(self, build, per_page: int = PER_PAGE, **fields):
+        self.build = build
+        self.per_page = per_page
+        self.fields = fields
+        self._statements = {}
+
+    def page(self, request, **values) -> ReaderPage:
+        """What ``paginate(request, build(**values), per_page)`` returns."""
+        keys = self.keys
+        number, forward, after = _position(request, keys)
+        if forward is None and number > 1:
+            rows = list(_window(self.build(**values), keys, number, None, None, self.per_page))
+        else:
+            cursor = {f"after_{index}": value for index, value in enumerate(after or ())}
+            rows = self._statement(forward).fetch(**values, **cursor)
+        return _page(rows, number, forward, keys, self.per_page)
+
+    @cached_property
+    def keys(self) -> list[tuple[str, bool]]:
+        return _sort_keys(self._prototype)
+
+    @cached_property
+    def _prototype(self):
+        """The listing's queryset built with stand-ins: its model and its order."""
+        return self.build(**{name: stand_in(field) for name, field in self.fields.items()})
+
+    def _statement(self, forward: bool | None) -> Statement:
+        """Page 1's statement (`forward` None), or a cursor page's in that direction."""
+        if forward not in self._statements:
+            keys, fields = self.keys, self.fields
+            if forward is not None:
+                model = self._prototype.model
+                fields = {**fields, **{f"after_{index}": model._meta.get_field(name)
+                                       for index, (name, _) in enumerate(keys)}}
+
+            def build(**values):
+                after = [values.pop(f"after_{index}") for index in range(len(keys))] if forward is not None else None
+                return _window(self.build(**values), keys, 1, forward, after, self.per_page)
+
+            self._statements[forward] = Statement(build, **fields)
+        return self._statements[forward]

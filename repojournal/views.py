@@ -4,25 +4,33 @@ from django.http import HttpResponseServerError
 from django.shortcuts import render
 from django.template import loader
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from blog.models import Post
 from digests.models import Digest
 
 from . import search as site_search
+from .compiled import Statement
 from .syndication import feed_links
 
 HOME_DIGESTS = 10
 HOME_POSTS = 14
+#: The home page's two lists, compiled once per process (repojournal.compiled).
+HOME_DIGEST_CARDS = Statement(lambda now: Digest.objects.published(now).for_cards()[:HOME_DIGESTS],
+                              now=Digest._meta.get_field("published_at"))
+HOME_POST_CARDS = Statement(lambda now: Post.objects.published(now).cards()[:HOME_POSTS],
+                            now=Post._meta.get_field("published_at"))
 
 
 def home(request):
+    now = timezone.now()
     return render(
         request,
         "home.html",
         {
-            "digests": Digest.objects.published().for_cards()[:HOME_DIGESTS],
-            "posts": Post.objects.published().cards()[:HOME_POSTS],
+            "digests": HOME_DIGEST_CARDS.fetch(now=now),
+            "posts": HOME_POST_CARDS.fetch(now=now),
             "feeds": feed_links("The Wire", "digests:feed") + feed_links("RepoJournal posts", "blog:feed"),
         },
     )

@@ -1,0 +1,114 @@
+"""Reader queries compiled once per process and run with each request's own values.
+
+The reader's listing and lookup queries have the same SQL on every request but
+for a few values: "now", a tag's or author's id, a slug, a cursor's sort key.
+Building and compiling them through the ORM (filters, subqueries, ordering,
+``as_sql``) cost several times what PostgreSQL spends answering them. A
+``Statement`` builds its queryset once, through the same queryset methods as
+always, with a stand-in for each value; compiles it; remembers which of the
+statement's parameters each stand-in became; and on each run binds the real
+values there and makes model instances from the rows as ``ModelIterable`` does
+(same converters, same deferred fields). The SQL is the ORM's own, byte for
+byte, and so are the instances (tests/site/test_compiled.py compares them).
+
+Only what never changes with the data is kept: the SQL and its shape. Every
+run reads the database. The same idea serves the API's lists
+(``repojournal.api_compiled``).
+"""
+import datetime
+import itertools
+
+from django.db import DEFAULT_DB_ALIAS, connections, models
+from django.http import Http404
+
+_serial = itertools.count(1)
+
+
+def stand_in(field: models.Field):
+    """A value of `field`'s type no request carries, distinct from every other stand-in of this process.
+
+    A run replaces parameters by their position in the compiled statement, found
+    by comparing with the stand-ins once, at compile time; so a stand-in only has
+    to differ from the statement's constants and from the other stand-ins.
+    """
+    number = next(_serial)
+    if isinstance(field, models.DateTimeField):
+        epoch = datetime.datetime(1900, 1, 1, tzinfo=datetime.timezone.utc)
+        return epoch + datetime.timedelta(seconds=number, microseconds=777)
+    if isinstance(field, models.DateField):
+        return datetime.date(1900, 1, 1) + datetime.timedelta(days=number)
+    if isinstance(field.target_field if field.is_relation else field, models.IntegerField):
+        return -7_777_777_000 - number
+    if isinstance(field, models.CharField):
+        return f"\N{REPLACEMENT CHARACTER}stand-in {number}\N{REPLACEMENT CHARACTER}"
+    raise TypeError(f"No stand-in for a {type(field).__name__}.")
+
+
+class Statement:
+    """`build(**values)`'s queryset, compiled once per database, run with each call's values.
+
+    `fields` names each value `build` takes and the model field it is compared
+    with (which prepares it for the database, as the ORM's lookup would). The
+    queryset must yield plain model instances: no ``select_related``,
+    ``prefetch_related``, annotations or ``values()``.
+    """
+
+    def __init__(self, build, **fields: models.Field):
+        self.build = build
+        self.fields = fields
+        self._compiled = {}
+
+    def fetch(self, using: str = DEFAULT_DB_ALIAS, **values) -> list:
+        """The queryset's rows for these values, as model instances: one query."""
+        if using not in self._compiled:
+            self._compiled[using] = self._compile(using)
+        sql, slots, model, init_list, converters = self._compiled[using]
+        connection = connections[using]
+        prepared = {name: self.fields[name].get_db_prep_value(value, connection) for name, value in values.items()}
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [prepared[slot] if slot else param for slot, param in slots])
+            rows = cursor.fetchall()
+        return [model.from_db(using, init_list, _converted(row, converters, connection)) for row in rows]
+
+    def get_or_404(self, using: str = DEFAULT_DB_ALIAS, **values):
+        """The one row for these values, or Http404 (``get_object_or_404`` on the compiled queryset)."""
+        rows = self.fetch(using, **values)
+        if len(rows) == 1:
+            return rows[0]
+        model = self._compiled[using][2]
+        if not rows:
+            raise Http404(f"No {model._meta.object_name} matches the given query.")
+        raise model.MultipleObjectsReturned(f"get() returned more than one {model._meta.object_name} -- it returned {len(rows)}!")
+
+    def _compile(self, using: str):
+        """(SQL, [(value name or None, parameter)], model, attnames, converters) of the stand-in queryset."""
+        connection = connections[using]
+        stand_ins = {name: stand_in(field) for name, field in self.fields.items()}
+        queryset = self.build(**stand_ins)
+        query = queryset.query
+        assert queryset._iterable_class is models.query.ModelIterable and not queryset._prefetch_related_lookups
+        assert not query.select_related and not query.annotation_select and not query.extra_select
+        compiler = query.get_compiler(using=using)
+        sql, params = compiler.as_sql()
+        by_value = {
+            self.fields[name].get_db_prep_value(value, connection): name for name, value in stand_ins.items()
+        }
+        slots = [(by_value.get(param) if isinstance(param, (str, int, datetime.date)) else None, param)
+                 for param in params]
+        assert {slot for slot, _ in slots if slot} == set(self.fields), "every value must be a parameter"
+        init_list = [column.target.attname for column, _, _ in compiler.select]
+        converters = compiler.get_converters([column for column, _, _ in compiler.select])
+        return sql, slots, queryset.model, init_list, converters
+
+
+def _converted(row, converters: dict, connection) -> tuple:
+    """The row through the converters the ORM applies to these columns (none for most on PostgreSQL)."""
+    if not converters:
+        return row
+    row = list(row)
+    for index, (functions, expression) in converters.items():
+        value = row[index]
+        for function in functions:
+            value = function(value, expression, connection)
+        row[index] = value
+    return tuple(row)

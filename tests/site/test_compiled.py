@@ -1,0 +1,196 @@
+"""Statements compiled once (repojournal.compiled) run the ORM's SQL and give the ORM's instances and pages."""
+import datetime
+
+import pytest
+from django.core import signing
+from django.db import connection
+from django.http import Http404
+from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+from taggit.models import Tag
+
+from blog.factories import AuthorFactory, PostFactory
+from blog.models import Post
+from blog.views import AUTHOR, BY_AUTHOR, POSTS, TAG, TAGGED
+from digests.factories import DigestFactory, TopicFactory
+from digests.views import WIRE
+from repojournal.compiled import Statement, stand_in
+from repojournal.pagination import CURSOR_SALT, PER_PAGE, Listing, paginate
+
+NOW = timezone.now()
+
+
+@pytest.fixture
+def archive(db):
+    """2½ pages of posts tagged "python", in pairs published at the same time (ties broken by id), by one
+    author; one scheduled and one draft post with the same tag and author, which no listing may show."""
+    author = AuthorFactory(slug="ada")
+    posts = [PostFactory(title=f"Compiled {n:03d}", published_at=NOW - datetime.timedelta(hours=1 + n // 2),
+                         authors=[author], tags=["python"])
+             for n in range(PER_PAGE * 2 + PER_PAGE // 2)]
+    PostFactory(published_at=NOW + datetime.timedelta(days=1), authors=[author], tags=["python"])
+    PostFactory(status="draft", published_at=None, authors=[author], tags=["python"])
+    return author, Tag.objects.get(slug="python"), posts
+
+
+def executed(run):
+    """The SQL statements (parameters interpolated) `run()` sends, and what it returned."""
+    with CaptureQueriesContext(connection) as queries:
+        result = run()
+    return [query["sql"] for query in queries.captured_queries], result
+
+
+def same_instances(compiled: list, orm: list) -> None:
+    assert [type(row) for row in compiled] == [type(row) for row in orm]
+    assert [row.pk for row in compiled] == [row.pk for row in orm]
+    for mine, theirs in zip(compiled, orm):
+        assert mine.get_deferred_fields() == theirs.get_deferred_fields()
+        assert mine.__dict__.keys() == theirs.__dict__.keys()
+        for name in mine.__dict__.keys() - {"_state"}:
+            assert getattr(mine, name) == getattr(theirs, name), name
+        assert (mine._state.db, mine._state.adding) == (theirs._state.db, theirs._state.adding)
+
+
+@pytest.mark.django_db
+def test_a_statement_runs_the_orms_sql_and_gives_its_instances(archive):
+    author, tag, _ = archive
+
+    def build(now, tag):
+        return Post.objects.published(now).cards().tagged_with(tag)[:PER_PAGE + 1]
+
+    statement = Statement(build, now=Post._meta.get_field("published_at"), tag=Tag._meta.pk)
+    compiled_sql, compiled = executed(lambda: statement.fetch(now=NOW, tag=tag.pk))
+    orm_sql, orm = executed(lambda: list(build(NOW, tag.pk)))
+    assert compiled_sql == orm_sql and len(compiled_sql) == 1
+    same_instances(compiled, orm)
+    # A second run binds new values into the same statement.
+    earlier = NOW - datetime.timedelta(hours=3)
+    assert [post.pk for post in statement.fetch(now=earlier, tag=tag.pk)] == [
+        post.pk for post in build(earlier, tag.pk)]
+    assert statement.fetch(now=NOW, tag=tag.pk + 1000) == []
+
+
+@pytest.mark.django_db
+def test_a_lookup_is_get_object_or_404s(archive):
+    author, tag, _ = archive
+    sql, found = executed(lambda: TAG.get_or_404(slug="python"))
+    orm_sql, orm = executed(lambda: Tag.objects.get(slug="python"))
+    assert sql == orm_sql
+    same_instances([found], [orm])
+    same_instances([AUTHOR.get_or_404(slug="ada")], [author])
+    with pytest.raises(Http404):
+        TAG.get_or_404(slug="pyth%")
+    with pytest.raises(Http404):
+        AUTHOR.get_or_404(slug="nobody")
+
+
+@pytest.mark.django_db
+def test_a_lookup_matching_two_rows_is_an_error_not_a_guess(archive):
+    PostFactory(title="Twin")
+    PostFactory(title="Twin")
+    by_title = Statement(lambda title: Post.objects.filter(title=title).order_by()[:21],
+                         title=Post._meta.get_field("title"))
+    with pytest.raises(Post.MultipleObjectsReturned):
+        by_title.get_or_404(title="Twin")
+
+
+def pages(listing: Listing, queryset, query: dict, **values):
+    """The listing's page and paginate()'s for the same request, with the SQL each ran."""
+    request = RequestFactory().get("/", query)
+    compiled_sql, compiled = executed(lambda: listing.page(request, **values))
+    orm_sql, orm = executed(lambda: paginate(request, queryset, listing.per_page))
+    return (compiled_sql, compiled), (orm_sql, orm)
+
+
+def cursor_payload(cursor):
+    return cursor and signing.loads(cursor, salt=CURSOR_SALT)
+
+
+def assert_same_page(mine, theirs) -> None:
+    (mine_sql, mine_page), (their_sql, their_page) = mine, theirs
+    assert mine_sql == their_sql and len(mine_sql) == 1
+    same_instances(mine_page.object_list, their_page.object_list)
+    assert mine_page.number == their_page.number
+    assert cursor_payload(mine_page.next_cursor) == cursor_payload(their_page.next_cursor)
+    assert cursor_payload(mine_page.previous_cursor) == cursor_payload(their_page.previous_cursor)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("listing_name", ["posts", "tag", "author"])
+def test_a_listing_walks_the_pages_paginate_does(archive, listing_name):
+    """Page 1, forward and backward cursors, the last page and ``?page=N`` all match paginate()."""
+    author, tag, posts = archive
+    listing, values = {
+        "posts": (POSTS, {}),
+        "tag": (TAGGED, {"tag": tag.pk}),
+        "author": (BY_AUTHOR, {"author": author.pk}),
+    }[listing_name]
+    values["now"] = NOW
+    queryset = listing.build(**values)
+    mine, theirs = pages(listing, queryset, {}, **values)
+    assert_same_page(mine, theirs)
+    seen = [post.pk for post in mine[1].object_list]
+    while mine[1].has_next:
+        forward = mine[1]
+        mine, theirs = pages(listing, queryset, {"cursor": forward.next_cursor}, **values)
+        assert_same_page(mine, theirs)
+        seen += [post.pk for post in mine[1].object_list]
+        back = pages(listing, queryset, {"cursor": mine[1].previous_cursor}, **values)
+        assert_same_page(*back)
+        assert [post.pk for post in back[0][1].object_list] == [post.pk for post in forward.object_list]
+    assert seen == [post.pk for post in sorted(posts, key=lambda p: (p.published_at, p.pk), reverse=True)]
+    assert_same_page(*pages(listing, queryset, {"page": "2"}, **values))
+    for bad in ({"page": "9"}, {"cursor": "nonsense"}):
+        with pytest.raises(Http404):
+            listing.page(RequestFactory().get("/", bad), **values)
+
+
+@pytest.mark.django_db
+def test_the_wire_pages_by_date_then_time_as_paginate_does():
+    """The Wire's sort key starts with a date: its cursors bind a date, then a time and an id."""
+    topics = [TopicFactory(), TopicFactory(), TopicFactory()]
+    for n in range(PER_PAGE + 5):  # three a day, two of them published at the same time
+        DigestFactory(topic=topics[n % 3], date=datetime.date(2026, 3, 1) + datetime.timedelta(days=n // 3),
+                      published_at=NOW - datetime.timedelta(hours=n % 2))
+    DigestFactory(topic=topics[0], status="draft", published_at=None)
+    queryset = WIRE.build(now=NOW)
+    first = pages(WIRE, queryset, {}, now=NOW)
+    assert_same_page(*first)
+    second = pages(WIRE, queryset, {"cursor": first[0][1].next_cursor}, now=NOW)
+    assert_same_page(*second)
+    assert not second[0][1].has_next and len(second[0][1]) == 5
+    assert_same_page(*pages(WIRE, queryset, {"cursor": second[0][1].previous_cursor}, now=NOW))
+
+
+@pytest.mark.django_db
+def test_a_listing_reads_the_database_on_every_request(archive):
+    """Only the statement is kept: a post published since the last request is on the next page 1."""
+    request = RequestFactory().get("/")
+    before = POSTS.page(request, now=timezone.now())
+    fresh = PostFactory(published_at=timezone.now() - datetime.timedelta(seconds=1))
+    after = POSTS.page(request, now=timezone.now())
+    assert after.object_list[0].pk == fresh.pk != before.object_list[0].pk
+
+
+def test_stand_ins_differ_and_unknown_field_types_are_refused():
+    published_at = Post._meta.get_field("published_at")
+    assert stand_in(published_at) != stand_in(published_at)
+    assert stand_in(Tag._meta.pk) != stand_in(Tag._meta.pk)
+    with pytest.raises(TypeError):
+        stand_in(Post._meta.get_field("posting"))
+
+
+@pytest.mark.django_db
+def test_the_home_pages_lists_are_the_orms(archive):
+    from digests.models import Digest
+    from repojournal.views import HOME_DIGEST_CARDS, HOME_DIGESTS, HOME_POST_CARDS, HOME_POSTS
+
+    DigestFactory(published_at=NOW - datetime.timedelta(hours=2))
+    DigestFactory(status="draft", published_at=None)
+    for statement, orm in [(HOME_POST_CARDS, lambda: list(Post.objects.published(NOW).cards()[:HOME_POSTS])),
+                           (HOME_DIGEST_CARDS, lambda: list(Digest.objects.published(NOW).for_cards()[:HOME_DIGESTS]))]:
+        compiled_sql, compiled = executed(lambda: statement.fetch(now=NOW))
+        orm_sql, expected = executed(orm)
+        assert compiled_sql == orm_sql and compiled
+        same_instances(compiled, expected)
