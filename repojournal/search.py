@@ -7,22 +7,25 @@ search_migrations). On SQLite: every word must appear somewhere, newest first,
 with a plain snippet around the first match.
 
 What a search costs must not grow with the archive, so on PostgreSQL each kind
-**ranks only its newest matches**: the newest 40 posts (by publication), the
-newest 40 digests and the 20 references most recently cited by a published
-digest (CANDIDATES_PER_KIND), and shows the best RESULTS_PER_KIND (20) of those.
+**ranks only its newest matches**: the newest 20 posts (by publication), the
+newest 20 digests and the 10 references most recently cited by a published
+digest (CANDIDATES_PER_KIND), and shows the best RESULTS_PER_KIND (10) of those.
 A news site's readers mostly want recent items; an older item is still found
 when fewer newer ones match (a rare word, a phrase, more words), but not when
 many newer ones do, however well it would rank. Finding the newest matches
 walks an index newest first and checks each row's stored vector, so the work is
 the bound divided by the share of rows matching, the same at any archive size
 (for a rare query PostgreSQL takes the few matches from the GIN index instead).
-40 is two candidates per hit shown for posts and digests. References get 20 —
-the newest 20 matches, best first — because they are the dear part: short
+20 is two candidates per hit shown for posts and digests. References get 10 —
+the newest 10 matches, best first — because they are the dear part: short
 texts match less often, so for the benchmark's query about 25 citations are
-checked per match (~500 rows at 20). They are walked in ``SearchCitation``, a
-narrow copy of the citations with the citing digest's order and state and the
-reference's vector that triggers keep true, so each check reads one short row
-instead of a citation, then a wide reference row and its TOAST. The vectors of
+checked per match (~250 rows at 10). Ten hits per kind (thirty on a page) is
+what a reader scans before refining the query; twenty per kind, from twice the
+candidates, cost about half as much again per search (docs/benchmarks.md).
+References are walked in ``SearchCitation``, a narrow copy of the citations
+with the citing digest's order and state and the reference's vector that
+triggers keep true, so each check reads one short row instead of a citation,
+then a wide reference row and its TOAST. The vectors of
 posts, digests and references are stored in their rows (storage MAIN), not in
 TOAST, for the same reason. All three kinds are one hand-written ``UNION ALL``
 statement (``_statement``): each kind ranks its candidates from the vectors
@@ -58,9 +61,9 @@ from .workflow import Status
 
 MAX_QUERY_LENGTH = 200
 MAX_WORDS = 8
-RESULTS_PER_KIND = 20
+RESULTS_PER_KIND = 10
 #: PostgreSQL ranks only the newest this-many matches of each kind (see the module docstring).
-CANDIDATES_PER_KIND = {"posts": 40, "digests": 40, "references": 20}
+CANDIDATES_PER_KIND = {"posts": 20, "digests": 20, "references": 10}
 SNIPPET_WORDS = 30
 #: Snippets are cut from at most this many characters of the start of a hit's text.
 SNIPPET_SOURCE_CHARS = 1000
@@ -85,7 +88,7 @@ class Hit:
     def html(self) -> SafeString:
         """The hit's list item, every part escaped (the snippet is already safe: see ``Highlighter``).
 
-        Built here rather than by a template loop: a page shows up to 60 hits, and
+        Built here rather than by a template loop: a page shows up to 30 hits, and
         the template engine's four variable lookups per hit (or ``format_html``'s
         lazy-aware escaping) cost more than the rest of rendering the page.
         """
@@ -293,7 +296,7 @@ class Highlighter:
     """Marks the words whose Snowball stem is one of the query's lexemes, like ``ts_headline``.
 
     ``ts_headline`` re-parses each text with PostgreSQL's parser (about 0.2 ms
-    per 600 characters, for up to 60 hits); this does the same in Python with
+    per 600 characters, for up to 30 hits); this does the same in Python with
     the same ``english`` (Snowball) stemmer, so "allocation" still marks
     "allocator". Only the few words that could stem to a lexeme are stemmed:
     those starting with a lexeme's prefix (stemming only changes a word's

@@ -273,7 +273,8 @@ def test_the_statement_is_built_from_constants_only():
     """The kinds' SQL is filled in from module constants; the reader's query is always a bound parameter."""
     sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
     assert sql.count("%(query)s") == 16 and "{" not in sql  # three per kind, two more per kind for a phrase, the guard
-    assert "LIMIT 40" in sql and "LIMIT 20) newest" in sql
+    bounds = search.CANDIDATES_PER_KIND
+    assert f"LIMIT {bounds['posts']}) newest" in sql and f"LIMIT {bounds['references']}) newest" in sql
 
 
 @ON_POSTGRES
