@@ -114,3 +114,31 @@ def test_listing_pages_advertise_their_feeds(client, site, page, feeds):
 @pytest.mark.django_db
 def test_unknown_feed_format_is_404(client, site):
     assert client.get("/wire/feed.xml").status_code == 404
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", ["atom", "rss", "json"])
+def test_post_feeds_follow_byline_and_tag_edits_in_one_query(client, site, fmt, django_assert_num_queries):
+    """Post feeds print the stored ``authors_tags``: edits to bylines, authors and tags show at once."""
+    ezyang, jiani = site.authors
+    post = site.posts[1]  # "RL with torch.compile" by Jiani Wang and Edward Yang
+    jiani.name, jiani.slug = "Jiani W.", "jiani-w"
+    jiani.save()
+    post.tags.remove("rl")
+    post.tags.add("compile")
+    post.post_authors.get(author=ezyang).delete()
+
+    with django_assert_num_queries(1):
+        content = fetch(client, f"/posts/feed.{fmt}").content
+
+    if fmt == "json":
+        item = next(item for item in json.loads(content)["items"] if item["title"] == post.title)
+        authors, tags = [(author["name"], author["url"]) for author in item["authors"]], item["tags"]
+    else:
+        entry = next(entry for entry in feedparser.parse(content).entries if entry.title == post.title)
+        authors = [(author.get("name"), author.get("href")) for author in entry.authors]
+        tags = [tag.term for tag in entry.tags]
+    assert [name for name, _ in authors] == ["Jiani W."]
+    if fmt != "rss":  # RSS names authors (dc:creator) without links
+        assert [url for _, url in authors] == ["http://testserver/authors/jiani-w/"]
+    assert tags == ["compile", "cuda"]
