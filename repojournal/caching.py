@@ -16,7 +16,9 @@ together) and no SQL -- or none at all: each worker also keeps the pages it
 served in memory and trusts its copy of the version for
 ``PAGE_CACHE_LOCAL_SECONDS`` (default 1 s; 0 asks Redis every time). An edit
 made in one worker therefore reaches the others within that second, and the
-worker that made it at once. Only anonymous GETs of the views named in
+worker that made it at once. Once that window is over, a worker holding the
+page asks only for the version (a few bytes, not the page) and serves its copy
+if the version has not moved. Only anonymous GETs of the views named in
 ``PAGE_CACHE_VIEWS`` are cached: a session cookie (staff) bypasses the cache.
 """
 import hashlib
@@ -244,11 +246,10 @@ class PageCacheMiddleware:
             request._page_cache = (None, None)
             return None
         key, now = page_key(request), time.time()
-        version = LOCAL.trusted_version(now)
-        entry = LOCAL.pages.get(key) if version else None
-        if entry is None or entry[0] != version.token:
+        version, entry = LOCAL.trusted_version(now), LOCAL.pages.get(key)
+        if version is None or entry is None or entry[0] != version.token:
             try:
-                version, entry = self.shared_lookup(key, now)
+                version, entry = self.shared_lookup(key, now, held=entry)
             except Exception:  # the cache is down: serve readers from the database
                 logger.warning("Page cache unavailable.", exc_info=True)
                 request._page_cache = (None, None)
@@ -260,8 +261,19 @@ class PageCacheMiddleware:
         return None
 
     @staticmethod
-    def shared_lookup(key: str, now: float) -> tuple[Version, tuple | None]:
-        """The version and the page from the shared cache, in one round trip; remembered locally."""
+    def shared_lookup(key: str, now: float, held: tuple | None = None) -> tuple[Version, tuple | None]:
+        """The current version and the page under it, remembered locally.
+
+        A worker already holding the page (`held`, from an earlier version check)
+        asks the shared cache for the version alone -- a few bytes instead of the
+        page -- and serves its copy if the version has not moved. Otherwise the
+        version and the page come in one round trip.
+        """
+        if held is not None:
+            version = current(cache.get(VERSION_KEY))
+            LOCAL.remember_version(version, now)
+            if held[0] == version.token:
+                return version, held
         found = cache.get_many([VERSION_KEY, key])
         version = current(found.get(VERSION_KEY))
         LOCAL.remember_version(version, now)

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.db import connection
@@ -214,6 +214,21 @@ def test_with_no_local_window_every_request_asks_the_shared_cache(client, settin
     client.get(post.get_absolute_url())
     another_worker_edits(post, "Title two")
     assert "Title two" in client.get(post.get_absolute_url()).content.decode()
+
+
+def test_a_worker_holding_a_page_asks_the_shared_cache_only_for_the_version(client, settings, monkeypatch):
+    """With the local window over, a held page is revalidated with the version alone, not re-fetched."""
+    settings.PAGE_CACHE_LOCAL_SECONDS = 0
+    post = PostFactory(title="Title one")
+    first = client.get(post.get_absolute_url())
+    backend, asked = caches["default"], []
+    real_get, real_get_many = backend.get, backend.get_many
+    monkeypatch.setattr(backend, "get", lambda key, *args, **kw: asked.append([key]) or real_get(key, *args, **kw))
+    monkeypatch.setattr(backend, "get_many", lambda keys, *args, **kw: asked.append(list(keys))
+                        or real_get_many(keys, *args, **kw))
+    count, again = queries_for(client, post.get_absolute_url())
+    assert (count, again.content) == (0, first.content)
+    assert asked == [[VERSION_KEY]]
 
 
 def test_an_unreachable_cache_serves_from_the_database_and_writes_still_work(client):
