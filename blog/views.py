@@ -17,11 +17,13 @@ RELATED_POSTS = 3
 # Reader listings and their lookups, compiled once per process (repojournal.compiled): building
 # these queries through the ORM cost more CPU than the database spent answering them.
 _published_at = Post._meta.get_field("published_at")
+# A tag's or author's posts are planned for each run (custom_plans): tags and authors range from
+# a handful of posts to half the archive, and the best plan with them (compiled.planned_per_run).
 POSTS = Listing(lambda now: Post.objects.published(now).cards(), now=_published_at)
 TAGGED = Listing(lambda now, tag: Post.objects.published(now).cards().tagged_with(tag),
-                 now=_published_at, tag=Tag._meta.pk)
+                 custom_plans=True, now=_published_at, tag=Tag._meta.pk)
 BY_AUTHOR = Listing(lambda now, author: Post.objects.published(now).cards().by_author(author),
-                    now=_published_at, author=Author._meta.pk)
+                    custom_plans=True, now=_published_at, author=Author._meta.pk)
 #: What ``get_object_or_404(Tag, slug=slug)`` runs.
 TAG = Statement(lambda slug: Tag.objects.filter(slug=slug).order_by()[:21], slug=Tag._meta.get_field("slug"))
 AUTHOR = Statement(lambda slug: Author.objects.filter(slug=slug).order_by()[:21],

@@ -166,12 +166,14 @@ class Listing:
     hand-made URLs go there, and each offset would be a shape of its own.
 
     `build(**values)` returns the listing's ordered queryset; `fields` names each
-    value and the model field it is compared with (see ``compiled.Statement``).
+    value and the model field it is compared with, and `custom_plans` asks for
+    statements planned for each run's values (see ``compiled.Statement``).
     """
 
-    def __init__(self, build, per_page: int = PER_PAGE, **fields):
+    def __init__(self, build, per_page: int = PER_PAGE, *, custom_plans: bool = False, **fields):
         self.build = build
         self.per_page = per_page
+        self.custom_plans = custom_plans
         self.fields = fields
         self._statements = {}
 
@@ -208,5 +210,5 @@ class Listing:
                 after = [values.pop(f"after_{index}") for index in range(len(keys))] if forward is not None else None
                 return _window(self.build(**values), keys, 1, forward, after, self.per_page)
 
-            self._statements[forward] = Statement(build, **fields)
+            self._statements[forward] = Statement(build, custom_plans=self.custom_plans, **fields)
         return self._statements[forward]

@@ -194,3 +194,26 @@ def test_the_home_pages_lists_are_the_orms(archive):
         orm_sql, expected = executed(orm)
         assert compiled_sql == orm_sql and compiled
         same_instances(compiled, expected)
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's (psycopg)")
+def test_tag_and_author_listings_are_planned_for_each_run_and_the_posts_listing_is_prepared(archive, settings):
+    """A tag's or author's best plan depends on how many posts it has, so psycopg must not prepare those
+    statements (PostgreSQL could then settle on a generic plan); the unfiltered listing may be prepared."""
+    author, tag, _posts = archive
+    connection.ensure_connection()
+    threshold = connection.connection.prepare_threshold
+    assert threshold is not None, "the test settings prepare statements, as production does"
+    request = RequestFactory().get("/")
+    for _ in range(threshold + 2):
+        TAGGED.page(request, now=NOW, tag=tag.pk)
+        BY_AUTHOR.page(request, now=NOW, author=author.pk)
+        POSTS.page(request, now=NOW)
+    assert connection.connection.prepare_threshold == threshold  # restored after each run
+    cards = POSTS.build(now=NOW).query.get_compiler(connection=connection).as_sql()[0].split(" FROM ")[0]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s", [f"{cards} FROM %"])
+        listings = [row[0] for row in cursor.fetchall()]
+    assert listings, "the unfiltered listing is prepared"
+    assert not [sql for sql in listings if "blog_taggedpost" in sql or "blog_postauthor" in sql]
