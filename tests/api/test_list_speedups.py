@@ -121,3 +121,23 @@ def test_public_operations_read_drafts_with_a_token(client, publisher, make_toke
     assert client.get("/api/v1/digests/").json()["items"] == []
     headers = {"HTTP_AUTHORIZATION": f"Bearer {make_token(publisher, 'read:drafts')}"}
     assert len(client.get("/api/v1/digests/", **headers).json()["items"]) == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's (psycopg)")
+def test_filtered_lists_and_tag_feeds_are_planned_for_each_request(client, settings):
+    """A filter's best plan depends on how many rows it keeps: psycopg must never prepare a filtered
+    page's statement, where PostgreSQL could settle on one generic plan for every tag."""
+    from blog.factories import PostFactory
+
+    settings.PAGE_CACHE_ENABLED = False  # every feed request runs its query
+    PostFactory.create_batch(3, tags=["numbat", "quoll"])
+    connection.ensure_connection()
+    for _ in range(connection.connection.prepare_threshold + 2):
+        assert client.get("/api/v1/posts/?tag=numbat").status_code == 200
+        assert client.get("/tags/quoll/feed.atom").status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s", ["%blog_taggedpost%"])
+        prepared = [row[0] for row in cursor.fetchall()]
+    pages = [sql for sql in prepared if sql.startswith("SELECT") and 'FROM "blog_post"' in sql and "ORDER BY" in sql]
+    assert not pages, pages
