@@ -106,14 +106,27 @@ def list_action_items(request: HttpRequest, response: HttpResponse, filters: Que
     )
 
 
+def of_repository(references, full_name: str):
+    """References of the repository named `full_name` (any case), filtered by its id.
+
+    Looked up first, so PostgreSQL knows which repository it is planning for:
+    through a join on the name it guessed a few hundred rows for any repository,
+    and for one with 25,000 references read and sorted all of them (~100 ms)
+    instead of walking the ``reference_repository_updated`` index (~2 ms).
+    """
+    repository_id = Repository.objects.filter(full_name__iexact=full_name).values_list("pk", flat=True).first()
+    return references.none() if repository_id is None else references.filter(repository_id=repository_id)
+
+
 @router.get("/references/", response={200: Page[ReferenceOut], **error_responses(401)}, **LIST)
 def list_references(request: HttpRequest, response: HttpResponse, filters: Query[ReferenceFilters]):
     """GitHub activity cited by digests you can see (all of it for read:drafts tokens)."""
     references = visible(request, Reference.objects.all()).select_related("repository")
     references = apply_lookups(references, filters, {
-        "repository": "repository__full_name__iexact", "kind": "kind",
-        "merged_from": "merged_at__gte", "merged_to": "merged_at__lte",
+        "kind": "kind", "merged_from": "merged_at__gte", "merged_to": "merged_at__lte",
     })
+    if filters.repository is not None:
+        references = of_repository(references, filters.repository)
     if filters.cited is not None:
         references = references.cited_by(visible(request, Digest.objects.all()), filters.cited)
     set_list_caching(request, response)

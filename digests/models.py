@@ -286,6 +286,11 @@ class Reference(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["repository", "kind", "key"], name="unique_reference_natural_key")
         ]
+        indexes = [
+            # The API's references of one repository in sync order (updated_at, id): a page walks
+            # this repository's rows in order and stops, however many it has.
+            models.Index(fields=["repository", "updated_at", "id"], name="reference_repository_updated"),
+        ]
 
     def __str__(self) -> str:
         return self.display_title

@@ -104,6 +104,9 @@ def test_references_list_filters_and_detail_lists_citing_digests(client):
         return {r["id"] for r in items(client.get(f"/api/v1/references/?{query}"))}
 
     assert ids("repository=pytorch/executorch") == {merged.pk, commit.pk}
+    assert ids("repository=PyTorch/ExecuTorch&kind=commit") == {commit.pk}  # any case, with other filters
+    unknown = client.get("/api/v1/references/?repository=nobody/nothing").json()
+    assert (unknown["items"], unknown["count"], unknown["next_cursor"]) == ([], 0, None)
     assert ids("kind=commit") == {commit.pk}
     since = (timezone.now() - datetime.timedelta(days=1)).isoformat()
     assert ids(f"merged_from={since.replace('+', '%2B')}") == {commit.pk}
