@@ -217,3 +217,24 @@ def test_tag_and_author_listings_are_planned_for_each_run_and_the_posts_listing_
         listings = [row[0] for row in cursor.fetchall()]
     assert listings, "the unfiltered listing is prepared"
     assert not [sql for sql in listings if "blog_taggedpost" in sql or "blog_postauthor" in sql]
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's (psycopg)")
+def test_a_repository_page_is_planned_for_its_repository(client, settings):
+    """Repositories range from a few references to tens of thousands: none of the page's reference
+    queries may be prepared, where PostgreSQL could settle on one generic plan for all of them."""
+    from digests.factories import DigestReferenceFactory, ReferenceFactory, RepositoryFactory
+
+    settings.PAGE_CACHE_ENABLED = False
+    repository = RepositoryFactory(full_name="pytorch/executorch")
+    for number in (1, 2):
+        DigestReferenceFactory(digest=DigestFactory(), number=number,
+                               reference=ReferenceFactory(repository=repository, merged_at=NOW))
+    connection.ensure_connection()
+    for _ in range(connection.connection.prepare_threshold + 2):
+        assert client.get(repository.get_absolute_url()).status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s",
+                       ['%FROM "digests_reference" WHERE%'])
+        assert cursor.fetchall() == []
