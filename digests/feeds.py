@@ -22,7 +22,7 @@ class WireFeed(ReaderFeed):
         return Digest.objects.published()
 
     def items(self, obj=None):
-        return self.digests(obj).with_page_data()[: self.limit]
+        return self.digests(obj).with_feed_data()[: self.limit]
 
     def item_title(self, item: Digest) -> str:
         return item.headline

@@ -305,6 +305,11 @@ class Reference(models.Model):
         return cards.display_title(self.kind, self.title, self.number)
 
 
+#: A digest's columns a feed entry prints (``DigestQuerySet.with_feed_data``).
+FEED_DIGEST_FIELDS = ("topic__name", "topic__slug", "date", "headline", "slug", "summary_html", "body_html",
+                      "byline", "status", "published_at", "updated_at")
+
+
 class DigestQuerySet(PublishableQuerySet):
     def with_listing_data(self):
         return self.select_related("topic")
@@ -359,6 +364,25 @@ class DigestQuerySet(PublishableQuerySet):
             ),
             models.Prefetch("action_items", queryset=ActionItem.objects.select_related("repository")),
             "faq_entries",
+        )
+
+    def with_feed_data(self):
+        """What a feed entry prints (``digests/feed_content.html``), in a fixed number of queries.
+
+        Like ``with_page_data`` but without the columns an entry never shows: the
+        digest's stored page parts and Markdown sources, and the cited references'
+        bodies. Those bodies, written by strangers and often long, were most of a
+        Wire feed's 45 ms on the benchmark archive.
+        """
+        cited = DigestReference.objects.select_related("reference__repository").only(
+            "digest_id", "number", "reference__kind", "reference__title", "reference__number", "reference__url",
+            "reference__repository__full_name",
+        )
+        items = ActionItem.objects.select_related("repository").only(
+            "digest_id", "text", "priority", "position", "repository__full_name",
+        )
+        return self.select_related("topic").only(*FEED_DIGEST_FIELDS).prefetch_related(
+            models.Prefetch("digest_references", queryset=cited), models.Prefetch("action_items", queryset=items),
         )
 
     def with_action_priority(self, priority: str):
