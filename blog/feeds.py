@@ -26,16 +26,15 @@ class PostsFeed(ReaderFeed):
 
     title = "RepoJournal posts"
     description = "Long-form writing from RepoJournal."
+    #: Plan the items' query for each request's values (a tag's or author's feed: see
+    #: ``compiled.planned_per_run``); the feed of all posts may use a prepared statement.
+    custom_plans = False
 
     def link(self):
         return reverse("blog:index")
 
     def posts(self, obj):
         return Post.objects.published()
-
-    #: Plan the items' query for each request's values (a tag's or author's feed: see
-    #: ``compiled.planned_per_run``); the feed of all posts may use a prepared statement.
-    custom_plans = False
 
     def items(self, obj=None):
         """The newest posts, only the columns the feed prints: bylines and tags come from the stored

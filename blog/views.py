@@ -18,7 +18,7 @@ RELATED_POSTS = 3
 # these queries through the ORM cost more CPU than the database spent answering them.
 _published_at = Post._meta.get_field("published_at")
 # A tag's or author's posts are planned for each run (custom_plans): tags and authors range from
-# a handful of posts to half the archive, and the best plan with them (compiled.planned_per_run).
+# a handful of posts to half the archive, and the best plan changes with that (compiled.planned_per_run).
 POSTS = Listing(lambda now: Post.objects.published(now).cards(), now=_published_at)
 TAGGED = Listing(lambda now, tag: Post.objects.published(now).cards().tagged_with(tag),
                  custom_plans=True, now=_published_at, tag=Tag._meta.pk)

@@ -119,10 +119,11 @@ def planned_per_run(connection, custom_plans: bool = True):
     2,259 taggings of the popular tag to show page 100 (5.8 ms against 0.7 ms).
     Unprepared, every run is planned for its own values (~0.3 ms).
     """
-    raw = connection.connection if custom_plans and connection.vendor == "postgresql" else None
-    if raw is None:
+    if not custom_plans or connection.vendor != "postgresql":
         yield
         return
+    connection.ensure_connection()  # the first query of a request may be the one inside
+    raw = connection.connection
     threshold = raw.prepare_threshold
     raw.prepare_threshold = None
     try:
