@@ -198,7 +198,7 @@ def test_the_home_pages_lists_are_the_orms(archive):
 
 @pytest.mark.django_db
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's (psycopg)")
-def test_tag_and_author_listings_are_planned_for_each_run_and_the_posts_listing_is_prepared(archive, settings):
+def test_tag_and_author_listings_are_planned_for_each_run_and_the_posts_listing_is_prepared(archive):
     """A tag's or author's best plan depends on how many posts it has, so psycopg must not prepare those
     statements (PostgreSQL could then settle on a generic plan); the unfiltered listing may be prepared."""
     author, tag, _posts = archive
