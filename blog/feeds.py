@@ -9,16 +9,12 @@ from taggit.models import Tag
 from repojournal.compiled import planned_per_run
 from repojournal.syndication import ReaderFeed
 
-from .models import Author, Post
+from .models import Author, Post, author_path
 
 
 #: What a post feed item prints (``PostsFeed.items``).
 FEED_COLUMNS = ("slug", "title", "excerpt", "auto_excerpt", "disclosure", "body_html", "authors_tags",
                 "published_at", "updated_at")
-
-
-def author_url(slug: str) -> str:
-    return reverse("blog:author", args=[slug])
 
 
 class PostsFeed(ReaderFeed):
@@ -56,7 +52,7 @@ class PostsFeed(ReaderFeed):
 
     def item_authors(self, item: Post) -> list[tuple[str, str]]:
         """Every author in byline order, with their page."""
-        return [(author["name"], author_url(author["slug"])) for author in item.authors_tags.get("authors", ())]
+        return [(author["name"], author_path(author["slug"])) for author in item.authors_tags.get("authors", ())]
 
     def item_categories(self, item: Post) -> list[str]:
         """The post's tag names, sorted (as the API lists them)."""

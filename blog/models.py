@@ -50,6 +50,11 @@ class AuthorQuerySet(models.QuerySet):
         return self.filter(pk__in=PostAuthor.objects.filter(post__in=Post.objects.published()).values("author_id"))
 
 
+def author_path(slug: str) -> str:
+    """An author's page, from the slug alone (feeds print bylines from stored slugs)."""
+    return reverse("blog:author", args=[slug])
+
+
 class Author(models.Model):
     """Someone who writes for the blog; may or may not have a site account."""
 
@@ -73,7 +78,7 @@ class Author(models.Model):
         return f"{self.name} (@{self.handle})" if self.handle else self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("blog:author", args=[self.slug])
+        return author_path(self.slug)
 
 
 class TaggedPost(TaggedItemBase):

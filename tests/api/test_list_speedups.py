@@ -15,6 +15,7 @@ from redis.exceptions import NoScriptError
 from digests.factories import DigestFactory
 from digests.models import Digest
 from repojournal import api_compiled, api_tools
+from tests.site.helpers import prepared_statements
 
 UTC = datetime.timezone.utc
 
@@ -132,12 +133,11 @@ def test_filtered_lists_and_tag_feeds_are_planned_for_each_request(client, setti
 
     settings.PAGE_CACHE_ENABLED = False  # every feed request runs its query
     PostFactory.create_batch(3, tags=["numbat", "quoll"])
-    connection.ensure_connection()
-    for _ in range(connection.connection.prepare_threshold + 2):
+
+    def run():
         assert client.get("/api/v1/posts/?tag=numbat").status_code == 200
         assert client.get("/tags/quoll/feed.atom").status_code == 200
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s", ["%blog_taggedpost%"])
-        prepared = [row[0] for row in cursor.fetchall()]
+
+    prepared = prepared_statements(run, "%blog_taggedpost%")
     pages = [sql for sql in prepared if sql.startswith("SELECT") and 'FROM "blog_post"' in sql and "ORDER BY" in sql]
     assert not pages, pages

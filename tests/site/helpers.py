@@ -71,3 +71,16 @@ def count_queries(client, url: str) -> int:
         response = client.get(url)
     assert response.status_code == 200, (url, response.status_code)
     return len(queries)
+
+
+def prepared_statements(run, like: str) -> list[str]:
+    """Run `run()` past psycopg's prepare threshold; the connection's prepared statements matching `like`.
+
+    A statement psycopg prepares may get PostgreSQL's generic plan (repojournal.compiled.planned_per_run).
+    """
+    connection.ensure_connection()
+    for _ in range(connection.connection.prepare_threshold + 2):
+        run()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s", [like])
+        return [row[0] for row in cursor.fetchall()]

@@ -18,6 +18,8 @@ from digests.views import WIRE
 from repojournal.compiled import Statement, stand_in
 from repojournal.pagination import CURSOR_SALT, PER_PAGE, Listing, paginate
 
+from .helpers import prepared_statements
+
 NOW = timezone.now()
 
 
@@ -206,15 +208,15 @@ def test_tag_and_author_listings_are_planned_for_each_run_and_the_posts_listing_
     threshold = connection.connection.prepare_threshold
     assert threshold is not None, "the test settings prepare statements, as production does"
     request = RequestFactory().get("/")
-    for _ in range(threshold + 2):
+
+    def run():
         TAGGED.page(request, now=NOW, tag=tag.pk)
         BY_AUTHOR.page(request, now=NOW, author=author.pk)
         POSTS.page(request, now=NOW)
-    assert connection.connection.prepare_threshold == threshold  # restored after each run
+
     cards = POSTS.build(now=NOW).query.get_compiler(connection=connection).as_sql()[0].split(" FROM ")[0]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s", [f"{cards} FROM %"])
-        listings = [row[0] for row in cursor.fetchall()]
+    listings = prepared_statements(run, f"{cards} FROM %")
+    assert connection.connection.prepare_threshold == threshold  # restored after each run
     assert listings, "the unfiltered listing is prepared"
     assert not [sql for sql in listings if "blog_taggedpost" in sql or "blog_postauthor" in sql]
 
@@ -231,10 +233,8 @@ def test_a_repository_page_is_planned_for_its_repository(client, settings):
     for number in (1, 2):
         DigestReferenceFactory(digest=DigestFactory(), number=number,
                                reference=ReferenceFactory(repository=repository, merged_at=NOW))
-    connection.ensure_connection()
-    for _ in range(connection.connection.prepare_threshold + 2):
+
+    def run():
         assert client.get(repository.get_absolute_url()).status_code == 200
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s",
-                       ['%FROM "digests_reference" WHERE%'])
-        assert cursor.fetchall() == []
+
+    assert prepared_statements(run, '%FROM "digests_reference" WHERE%') == []
