@@ -2,7 +2,7 @@
 through a real Celery worker.
 
 The listing is PyGithub's recording of ``GET /repos/{owner}/{repo}/pulls``
-(../shared/fixtures/github/rest), repeated with fresh PR numbers until it is as
+(tests/fixtures/github/rest, vendored), repeated with fresh PR numbers until it is as
 long as asked, and imported as the poller imports it: a page of ``PER_PAGE`` at
 a time through ``polling.import_page`` (one batch upsert and one transaction per
 page). Importing it a second time measures a re-poll, where nothing changed.
@@ -25,11 +25,12 @@ from ingestion.importers import Counts
 from ingestion.models import IngestionRun, TrackedRepository, WebhookDelivery
 from ingestion.polling import PER_PAGE, import_page
 
+from tests.fixtures import REST_RECORDINGS, WEBHOOK_PAYLOADS
+
 from .load import PROJECT_DIR
 
-FIXTURES = PROJECT_DIR.parent / "shared" / "fixtures" / "github"
-PR_LISTING = FIXTURES / "rest" / "Issue131.testGetPullsWithOrgHeadUser.txt"
-PR_WEBHOOK = FIXTURES / "webhooks" / "pull_request.opened.payload.json"
+PR_LISTING = REST_RECORDINGS / "Issue131.testGetPullsWithOrgHeadUser.txt"
+PR_WEBHOOK = WEBHOOK_PAYLOADS / "pull_request.opened.payload.json"
 BENCH_REPOSITORY = "bench-ingest/listing"
 
 

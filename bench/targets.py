@@ -11,7 +11,6 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
@@ -26,12 +25,14 @@ from digests.models import Digest
 from repojournal.caching import LOCAL
 from repojournal.pagination import PER_PAGE
 
+from tests.fixtures import WEBHOOK_PAYLOADS
+
 from .text import SEARCH_QUERY
 
 API_LIMIT = 20
 DEEP_PAGE = 100
 NEXT_LINK = re.compile(r'<a rel="next" href="([^"]+)"')
-WEBHOOK_PAYLOAD = Path(settings.BASE_DIR).parent / "shared" / "fixtures" / "github" / "webhooks" / "pull_request.opened.payload.json"
+WEBHOOK_PAYLOAD = WEBHOOK_PAYLOADS / "pull_request.opened.payload.json"
 
 
 @dataclass

@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Group
 
+#: The design documents beside a development checkout; a lone clone has none (only test_seeds compares with it).
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
-GITHUB_FIXTURES = SHARED_DIR / "fixtures" / "github"
 
 
 @pytest.fixture

@@ -8,15 +8,13 @@ import pytest
 
 from digests.factories import RepositoryFactory, TopicFactory
 from ingestion.models import TrackedRepository
-from tests.conftest import GITHUB_FIXTURES
-
-WEBHOOKS = GITHUB_FIXTURES / "webhooks"
+from tests.fixtures import WEBHOOK_PAYLOADS as WEBHOOKS
 SECRET = "It's a Secret to Everybody"
 HELLO_WORLD = "Codertocat/Hello-World"
 
 
 def fixture_body(name: str) -> bytes:
-    """The exact bytes of a shared webhook payload (e.g. "pull_request.opened")."""
+    """The exact bytes of a vendored webhook payload (e.g. "pull_request.opened")."""
     return (WEBHOOKS / f"{name}.payload.json").read_bytes()
 
 

@@ -1,4 +1,4 @@
-"""Replay PyGithub's recorded REST exchanges (../shared/fixtures/github/rest) with pytest-httpserver.
+"""Replay PyGithub's recorded REST exchanges (tests/fixtures/github/rest) with pytest-httpserver.
 
 Each record is: protocol, verb, host, port, path+query, request headers (dict
 repr), request body, status, response headers (list-of-tuples repr), response
@@ -10,9 +10,7 @@ from urllib.parse import urlsplit
 
 from werkzeug import Response
 
-from tests.conftest import GITHUB_FIXTURES
-
-REST = GITHUB_FIXTURES / "rest"
+from tests.fixtures import REST_RECORDINGS as REST
 GITHUB = "https://api.github.com"
 DROPPED_HEADERS = {"content-length", "transfer-encoding", "content-encoding", "connection", "status"}
 
