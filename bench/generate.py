@@ -28,8 +28,8 @@ from digests.factories import (
     ActionItemFactory, DigestFactory, DigestReferenceFactory, ReferenceFactory, RepositoryFactory, TopicFactory,
 )
 from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
-from repojournal.rendering import render_markdown
-from repojournal.workflow import Status
+from publishing.rendering import render_markdown
+from publishing.workflow import Status
 
 from .text import WORDS, paragraph, sentence, title
 

@@ -22,8 +22,8 @@ from taggit.models import Tag
 
 from blog.models import Author, Post
 from digests.models import Digest
-from repojournal.caching import LOCAL
-from repojournal.pagination import PER_PAGE
+from reader.caching import LOCAL
+from publishing.pagination import PER_PAGE
 
 from tests.fixtures import WEBHOOK_PAYLOADS
 

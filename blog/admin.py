@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.db.models import Count
 from taggit.models import Tag
 
-from repojournal.workflow_admin import AutocompleteInlineMixin, WorkflowAdmin
+from publishing.admin import AutocompleteInlineMixin, WorkflowAdmin
 
 from .models import Author, Post, PostAuthor, TaggedPost
 

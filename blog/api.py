@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404
 from ninja import Query, Router
 from taggit.models import Tag
 
-from repojournal.api_compiled import is_unfiltered, paginate_unfiltered
-from repojournal.api_tools import (
+from api.compiled import is_unfiltered, paginate_unfiltered
+from api.tools import (
     PUBLIC, Page, conditional_json, error_responses, list_response, moment_text, paginate, set_list_caching,
     throttles, url_maker, visible, with_status,
 )

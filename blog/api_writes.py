@@ -13,9 +13,9 @@ from ninja.errors import HttpError
 import reversion
 
 from accounts.models import ApiToken
-from repojournal.api_tools import error_responses, throttles, token_auth
-from repojournal.api_writing import FieldProblems, record_revision, require_write
-from repojournal.workflow import Status
+from api.tools import error_responses, throttles, token_auth
+from api.writing import FieldProblems, record_revision, require_write
+from publishing.workflow import Status
 
 from .models import Author, Post, PostAuthor
 from .schemas import AuthorOut, NewAuthorIn, PostIn, PostOut, StatusIn

@@ -49,7 +49,7 @@ def render_parts(post) -> None:
     """Set everything stored about `post` that shows its bylines and tags: the listing card, the
     post page's header (byline, tags, disclosure), its BlogPosting JSON-LD and the API lists' authors
     and tags."""
-    from repojournal.structured_data import blog_posting
+    from publishing.structured_data import blog_posting
 
     post.card_html = render_card(post)
     post.header_html = render_to_string(HEADER_TEMPLATE, {"post": post})

@@ -6,8 +6,8 @@ from django.urls import reverse
 from django.utils.html import escape, format_html
 from taggit.models import Tag
 
-from repojournal.compiled import planned_per_run
-from repojournal.syndication import ReaderFeed
+from publishing.compiled import planned_per_run
+from publishing.syndication import ReaderFeed
 
 from .models import Author, Post, author_path
 

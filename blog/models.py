@@ -11,8 +11,8 @@ from django.utils.text import Truncator
 from taggit.managers import TaggableManager
 from taggit.models import TaggedItemBase
 
-from repojournal.rendering import render_markdown
-from repojournal.workflow import PublishableModel, PublishableQuerySet, Status
+from publishing.rendering import render_markdown
+from publishing.workflow import PublishableModel, PublishableQuerySet, Status
 
 from .cards import PARTS, render_parts
 

@@ -4,8 +4,8 @@ from typing import Literal
 
 from ninja import Field, Schema
 
-from repojournal.api_tools import ListParams
-from repojournal.api_types import AuthorSlug, Day, Moment, Slug, TagName, TagSlug, text
+from api.tools import ListParams
+from api.types import AuthorSlug, Day, Moment, Slug, TagName, TagSlug, text
 
 StatusName = Literal["draft", "in_review", "published", "archived"]
 

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from digests.seeds import SeedFormatError, noon_utc, parse_long_date, sync_fields
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 from .models import Author, Post, PostAuthor
 

@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from repojournal.syndication import feed_view
+from publishing.syndication import feed_view
 
 from . import feeds, views
 

@@ -5,16 +5,16 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from taggit.models import Tag
 
-from repojournal.compiled import Statement
-from repojournal.context_processors import navigation
-from repojournal.pagination import Listing
-from repojournal.syndication import feed_links
+from publishing.compiled import Statement
+from publishing.context_processors import navigation
+from publishing.pagination import Listing
+from publishing.syndication import feed_links
 
 from .models import Author, Post
 
 RELATED_POSTS = 3
 
-# Reader listings and their lookups, compiled once per process (repojournal.compiled): building
+# Reader listings and their lookups, compiled once per process (publishing.compiled): building
 # these queries through the ORM cost more CPU than the database spent answering them.
 _published_at = Post._meta.get_field("published_at")
 # A tag's or author's posts are planned for each run (custom_plans): tags and authors range from

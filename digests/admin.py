@@ -7,7 +7,7 @@ from django.db.models import Count
 import reversion
 
 from ingestion.admin import regenerate_digests
-from repojournal.workflow_admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
+from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 
 from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic

@@ -8,8 +8,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router
 
-from repojournal.api_compiled import is_unfiltered, paginate_unfiltered
-from repojournal.api_tools import (
+from api.compiled import is_unfiltered, paginate_unfiltered
+from api.tools import (
     PUBLIC, Page, can_read_drafts, conditional_json, error_responses, list_response, moment_text, paginate,
     set_list_caching, throttles, url_maker, visible, with_status,
 )

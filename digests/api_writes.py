@@ -17,9 +17,9 @@ from ninja.errors import HttpError
 import reversion
 
 from accounts.models import ApiToken
-from repojournal.api_tools import error_responses, throttles, token_auth
-from repojournal.api_writing import FieldProblems, record_revision, require_write
-from repojournal.workflow import Status
+from api.tools import error_responses, throttles, token_auth
+from api.writing import FieldProblems, record_revision, require_write
+from publishing.workflow import Status
 
 from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic

@@ -20,7 +20,7 @@ from django.utils.formats import date_format
 from django.utils.html import strip_tags
 from django.utils.text import Truncator
 
-from repojournal import structured_data
+from publishing import structured_data
 
 from .citations import strip_citations
 

@@ -6,7 +6,7 @@ warning, and the rendering of citations as links.
 """
 from dataclasses import dataclass, field
 
-from repojournal.rendering import CITATION_RE, citation_numbers
+from publishing.rendering import CITATION_RE, citation_numbers
 
 
 def cited_numbers(*texts: str) -> list[int]:

@@ -4,7 +4,7 @@ import datetime
 import factory
 from django.utils import timezone
 
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
 

@@ -3,7 +3,7 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from repojournal.syndication import ReaderFeed
+from publishing.syndication import ReaderFeed
 
 from .models import Digest, Repository, Topic
 

@@ -9,8 +9,8 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import slugify
 
-from repojournal.rendering import render_github_markdown, render_markdown
-from repojournal.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
+from publishing.rendering import render_github_markdown, render_markdown
+from publishing.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
 
 from . import cards
 from .citations import CitationReport, check_citations
@@ -332,7 +332,7 @@ class DigestQuerySet(PublishableQuerySet):
         it yourself after ``bulk_create``/``update()`` of digests or their children,
         which send no signals. Returns how many digests were rendered.
         """
-        from repojournal import caching
+        from reader import caching
 
         count = cards.refresh(self)
         if count:
@@ -662,7 +662,7 @@ class SearchCitation(models.Model):
     that walk reads, so the partial index below is walked newest first and each
     check is one short row.
 
-    Derived data, PostgreSQL only: triggers (``repojournal/search_migrations.py``)
+    Derived data, PostgreSQL only: triggers (``publishing/search_migrations.py``)
     keep it true on every insert, update and delete of citations, of a
     digest's status, date or publication time and of a reference's vector,
     ``bulk_create`` and ``update()`` included. The ``search_vector`` column is

@@ -4,8 +4,8 @@ from typing import Literal
 
 from ninja import Field, Schema
 
-from repojournal.api_tools import ListParams
-from repojournal.api_types import Day, FullName, Moment, Slug, text, web_url
+from api.tools import ListParams
+from api.types import Day, FullName, Moment, Slug, text, web_url
 
 Priority = Literal["immediate", "plan", "monitor"]
 Kind = Literal["pull_request", "commit", "release", "issue"]

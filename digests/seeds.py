@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils.text import slugify
 
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 from .models import ActionItem, Digest, DigestReference, Reference, Repository, Topic
 

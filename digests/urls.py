@@ -1,6 +1,6 @@
 from django.urls import path
 
-from repojournal.syndication import feed_view
+from publishing.syndication import feed_view
 
 from . import feeds, views
 

@@ -5,10 +5,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
-from repojournal.compiled import planned_per_run
-from repojournal.context_processors import navigation
-from repojournal.pagination import Listing, paginate
-from repojournal.syndication import feed_links
+from publishing.compiled import planned_per_run
+from publishing.context_processors import navigation
+from publishing.pagination import Listing, paginate
+from publishing.syndication import feed_links
 
 from .charts import weekly_bars
 from .models import Digest, Reference, Repository, Topic
@@ -17,7 +17,7 @@ CHART_WEEKS = 26
 REPOSITORY_DIGESTS = 20
 #: What a repository page lists of each reference (and its sort key): not the bodies written by strangers.
 LISTED_REFERENCE_FIELDS = ["kind", "title", "number", "url", "merged_at", "opened_at"]
-#: The unfiltered Wire, compiled once per process (repojournal.compiled): building its query through
+#: The unfiltered Wire, compiled once per process (publishing.compiled): building its query through
 #: the ORM cost more CPU than the database spent answering it.
 WIRE = Listing(lambda now: Digest.objects.published(now).for_cards(), now=Digest._meta.get_field("published_at"))
 

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 
 from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Reference
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 from . import drafting_text
 from .bots import exclude_bots

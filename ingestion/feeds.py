@@ -2,7 +2,7 @@
 
 feedparser does the parsing, resolves relative links against the feed's
 address and drops dangerous markup; the post body is sanitised again by
-``repojournal.rendering`` when the post is saved. Re-fetching a feed updates
+``publishing.rendering`` when the post is saved. Re-fetching a feed updates
 the post an entry became (found through FeedEntry) instead of adding another.
 """
 import calendar
@@ -18,7 +18,7 @@ from django.utils.html import strip_tags
 from django.utils.text import Truncator, slugify
 
 from blog.models import Author, Post, PostAuthor
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 from .importers import Counts
 from .models import FeedEntry, FeedSource, IngestionRun

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils.dateparse import parse_datetime
 
 from digests.models import Digest, Reference
-from repojournal import caching
+from reader import caching
 
 from .models import ReferenceSyncState
 

@@ -14,8 +14,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from blog.api import router as blog_router
 from digests.api import router as digests_router
 
-from .api_tools import RENDERER, ErrorOut
-from .api_writing import ApiValidationError
+from api.tools import RENDERER, ErrorOut
+from api.writing import ApiValidationError
 
 api = NinjaAPI(
     title="RepoJournal API",

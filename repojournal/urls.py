@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path, re_path
 
-from . import views
+from reader import views
+from reader.sitemaps import SITEMAPS
+
 from .api import not_found as api_not_found, urls as api_urls
-from .sitemaps import SITEMAPS
 
 admin.site.site_header = "RepoJournal editorial"
 admin.site.site_title = "RepoJournal"
@@ -26,5 +27,5 @@ urlpatterns = [
     path("", include("blog.urls")),
 ]
 
-handler404 = "repojournal.views.page_not_found"
-handler500 = "repojournal.views.server_error"
+handler404 = "reader.views.page_not_found"
+handler500 = "reader.views.server_error"

@@ -85,7 +85,7 @@ def empty_page_cache():
     """Start every test with an empty cache: the page cache (issue 6) would outlive each test's rolled-back data."""
     from django.core.cache import cache
 
-    from repojournal.caching import LOCAL
+    from reader.caching import LOCAL
 
     cache.clear()
     LOCAL.reset()

@@ -30,7 +30,7 @@ from digests.factories import (
     TopicFactory,
 )
 from digests.models import ActionItem, Digest, FAQEntry, Reference, Repository, Topic
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from blog.factories import PostFactory
 from blog.models import Post
 from digests.factories import DigestFactory
 from digests.models import Digest
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
 

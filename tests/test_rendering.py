@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from repojournal.rendering import render_github_markdown, render_markdown
+from publishing.rendering import render_github_markdown, render_markdown
 
 from .ingestion.replay import load
 

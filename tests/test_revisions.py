@@ -9,7 +9,7 @@ from blog.factories import AuthorFactory, PostFactory
 from blog.models import Post, PostAuthor
 from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory, TopicFactory
 from digests.models import ActionItem, Digest, DigestReference
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
 

@@ -155,7 +155,7 @@ def test_database_url_switches_production_too():
 
 def test_redis_url_switches_cache_and_broker():
     settings = loaded("repojournal.settings.dev", REDIS_URL="redis://127.0.0.1:6379/5")
-    assert settings["CACHE"] == "repojournal.cache_backend.RedisCache"  # Django's, reusing its redis clients
+    assert settings["CACHE"] == "reader.cache_backend.RedisCache"  # Django's, reusing its redis clients
     assert settings["BROKER"] == "redis://127.0.0.1:6379/5"
     assert settings["EAGER"] is False
 
@@ -179,7 +179,7 @@ def test_navigation_links_are_the_reversed_urls(rf):
 
     from django.templatetags.static import static
 
-    from repojournal.context_processors import ASSETS, NAVIGATION, navigation
+    from publishing.context_processors import ASSETS, NAVIGATION, navigation
 
     links = navigation(rf.get("/"))["links"]
     assert links == {key: reverse(name) for key, name in NAVIGATION.items()} | {

@@ -17,7 +17,7 @@ from blog.factories import AuthorFactory, PostFactory
 from blog.models import Post
 from digests.factories import DigestFactory, DigestReferenceFactory, TopicFactory
 from digests.models import Digest
-from repojournal.workflow import Status, WorkflowError
+from publishing.workflow import Status, WorkflowError
 
 pytestmark = pytest.mark.django_db
 

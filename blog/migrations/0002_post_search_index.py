@@ -1,9 +1,9 @@
 """Full-text search: a GIN index on the weighted post vector (PostgreSQL only; a no-op on SQLite)."""
 from django.db import migrations
 
-from repojournal.search_migrations import add_search_index
+from publishing.search_migrations import add_search_index
 
-# Frozen copy of repojournal.search.POST_FIELDS at the time of this migration.
+# Frozen copy of reader.search.POST_FIELDS at the time of this migration.
 POST_FIELDS = {"title": "A", "excerpt": "B", "body": "C"}
 
 

@@ -1,7 +1,7 @@
 """Keep posts' search vectors in the row (PostgreSQL storage MAIN): the search checks one per row it walks."""
 from django.db import migrations
 
-from repojournal.search_migrations import keep_vector_inline
+from publishing.search_migrations import keep_vector_inline
 
 
 class Migration(migrations.Migration):

@@ -2,7 +2,7 @@
 
 Editors write and revise drafts and submit them for review. Publishers may also
 approve, publish, schedule and archive -- the ``publish_*`` permissions are what
-the workflow checks (repojournal.workflow), so membership is the whole switch.
+the workflow checks (publishing.workflow), so membership is the whole switch.
 Users still need "staff status" to log into the admin.
 """
 from django.contrib.auth.management import create_permissions

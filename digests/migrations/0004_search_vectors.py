@@ -1,9 +1,9 @@
 """Full-text search: stored weighted search_vector columns with GIN indexes (PostgreSQL only)."""
 from django.db import migrations
 
-from repojournal.search_migrations import add_search_column, drop_search_index
+from publishing.search_migrations import add_search_column, drop_search_index
 
-# Frozen copies of repojournal.search.DIGEST_FIELDS / REFERENCE_FIELDS at the time of this migration.
+# Frozen copies of reader.search.DIGEST_FIELDS / REFERENCE_FIELDS at the time of this migration.
 DIGEST_FIELDS = {"headline": "A", "summary": "B", "body": "C"}
 REFERENCE_FIELDS = {"title": "A", "body": "C"}
 

@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-from repojournal.search_migrations import add_citation_search
+from publishing.search_migrations import add_citation_search
 
 
 class Migration(migrations.Migration):

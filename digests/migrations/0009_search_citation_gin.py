@@ -1,7 +1,7 @@
 """A GIN index on the search citations' vectors (PostgreSQL only): rare queries need not walk them all."""
 from django.db import migrations
 
-from repojournal.search_migrations import add_citation_search_index
+from publishing.search_migrations import add_citation_search_index
 
 
 class Migration(migrations.Migration):

@@ -6,7 +6,7 @@ from django import template
 from django.template.loader import get_template
 from django.utils.safestring import mark_safe
 
-from repojournal import structured_data
+from publishing import structured_data
 
 register = template.Library()
 
@@ -69,7 +69,7 @@ def breadcrumb_json_ld(crumbs):
 def page_link(context, page, direction: str) -> str:
     """The current URL's query string (filters kept) pointing at the next or previous page.
 
-    Links carry the page's keyset cursor (see repojournal.pagination); the link back
+    Links carry the page's keyset cursor (see publishing.pagination); the link back
     to page 1 is the plain URL.
     """
     query = context["request"].GET.copy()

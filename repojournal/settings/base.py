@@ -43,7 +43,7 @@ INSTALLED_APPS = [
     "blog",
     "ingestion",
     "accounts",
-    "repojournal.apps.RepoJournalConfig",
+    "reader.apps.ReaderConfig",
 ]
 
 MIDDLEWARE = [
@@ -54,7 +54,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "repojournal.caching.PageCacheMiddleware",  # last: outer middleware adds its headers to cached pages
+    "reader.caching.PageCacheMiddleware",  # last: outer middleware adds its headers to cached pages
 ]
 
 ROOT_URLCONF = "repojournal.urls"
@@ -70,7 +70,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "repojournal.context_processors.navigation",
+                "publishing.context_processors.navigation",
             ],
         },
     },
@@ -116,10 +116,10 @@ LOGIN_URL = "admin:login"
 
 # Redis is both the cache and the Celery broker. Without it the cache is local
 # memory and Celery runs every task inline, so the site works with no services.
-# The Redis backend is Django's, reusing one client per connection pool (repojournal/cache_backend.py).
+# The Redis backend is Django's, reusing one client per connection pool (reader/cache_backend.py).
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "repojournal.cache_backend.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "reader.cache_backend.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -181,7 +181,7 @@ API_THROTTLE_RATES = {
     "write_token": os.environ.get("API_RATE_WRITE_TOKEN", "60/m"),
 }
 
-# --- Page cache (issue 6, repojournal/caching.py): whole reader pages for anonymous GETs, ---
+# --- Page cache (issue 6, reader/caching.py): whole reader pages for anonymous GETs, ---
 # invalidated whenever content is saved or deleted, with ETag/Last-Modified so revisits get 304s.
 PAGE_CACHE_ENABLED = env_bool("PAGE_CACHE_ENABLED", True)
 PAGE_CACHE_SECONDS = int(os.environ.get("PAGE_CACHE_SECONDS", "600"))

@@ -4,7 +4,7 @@ from django.test import override_settings
 
 from blog.factories import PostFactory
 from digests.factories import DigestFactory, DigestReferenceFactory
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 from .conftest import bearer
 
@@ -128,7 +128,7 @@ def _redis_cache(settings, backend: str):
 @pytest.fixture
 def redis_cache(settings):
     """The site's own Redis cache backend (what settings.base names when REDIS_URL is set)."""
-    yield from _redis_cache(settings, "repojournal.cache_backend.RedisCache")
+    yield from _redis_cache(settings, "reader.cache_backend.RedisCache")
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def django_redis_cache(settings):
 def test_on_redis_a_throttle_check_is_one_round_trip_and_throttles_the_same(client, redis_cache, monkeypatch):
     from redis import Redis
 
-    from repojournal.api_tools import SLIDING_WINDOW_SCRIPT
+    from api.tools import SLIDING_WINDOW_SCRIPT
 
     # A server that lacks the script (new, or restarted) answers NOSCRIPT once and redis-py loads it:
     # load it first, so the count below is of steady-state round trips on any server.
@@ -183,7 +183,7 @@ def test_on_djangos_own_redis_cache_the_throttle_uses_ninjas_log_and_still_throt
 
 
 def test_on_redis_requests_leave_the_window_after_its_duration(client, redis_cache, monkeypatch):
-    from repojournal.api_tools import SettingsRateThrottle
+    from api.tools import SettingsRateThrottle
 
     now = [1_000_000.0]
     monkeypatch.setattr(SettingsRateThrottle, "timer", lambda self: now[0])

@@ -1,4 +1,4 @@
-"""Unfiltered digest and post lists run a statement compiled once per shape (repojournal/api_compiled.py):
+"""Unfiltered digest and post lists run a statement compiled once per shape (api/compiled.py):
 they must answer exactly what the ORM path answers, with each request's own "now", cursor and
 updated_since."""
 import datetime
@@ -14,8 +14,8 @@ from blog.factories import PostFactory
 from blog.models import Post
 from digests.factories import DigestFactory
 from digests.models import Digest
-from repojournal import api_compiled
-from repojournal.workflow import Status
+from api import compiled as api_compiled
+from publishing.workflow import Status
 
 from .conftest import bearer
 

@@ -14,8 +14,8 @@ from blog.schemas import PostListOut
 from digests.factories import DigestFactory
 from digests.models import Digest
 from digests.schemas import DigestListOut
-from repojournal import api_tools
-from repojournal.workflow import Status
+from api import tools as api_tools
+from publishing.workflow import Status
 
 from .conftest import bearer
 

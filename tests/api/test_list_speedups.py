@@ -14,7 +14,8 @@ from redis.exceptions import NoScriptError
 
 from digests.factories import DigestFactory
 from digests.models import Digest
-from repojournal import api_compiled, api_tools
+from api import compiled as api_compiled
+from api import tools as api_tools
 from tests.site.helpers import prepared_statements
 
 UTC = datetime.timezone.utc
@@ -116,7 +117,7 @@ def test_public_operations_take_a_token_or_nothing(client, header, status, detai
 
 @pytest.mark.django_db
 def test_public_operations_read_drafts_with_a_token(client, publisher, make_token):
-    from repojournal.workflow import Status
+    from publishing.workflow import Status
 
     DigestFactory(status=Status.DRAFT, published_at=None)
     assert client.get("/api/v1/digests/").json()["items"] == []

@@ -5,7 +5,7 @@ import pytest
 from accounts.models import ApiToken
 from blog.factories import AuthorFactory, PostFactory
 from digests.factories import ActionItemFactory, DigestFactory, DigestReferenceFactory, ReferenceFactory, TopicFactory
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 from .conftest import bearer
 

@@ -9,7 +9,7 @@ from digests.factories import (
     ActionItemFactory, DigestFactory, DigestReferenceFactory, FAQEntryFactory, ReferenceFactory,
     RepositoryFactory, TopicFactory,
 )
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
 

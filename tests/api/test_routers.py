@@ -7,7 +7,7 @@ from blog.api import router as blog_router
 from blog.factories import AuthorFactory, PostFactory
 from digests.api import router as digests_router
 from digests.factories import ActionItemFactory, DigestFactory, DigestReferenceFactory, TopicFactory
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
 

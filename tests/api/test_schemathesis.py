@@ -21,7 +21,7 @@ from accounts.models import ApiToken
 from repojournal.api import api
 from blog.factories import AuthorFactory, PostFactory
 from digests.factories import ActionItemFactory, DigestFactory, DigestReferenceFactory, RepositoryFactory, TopicFactory
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 UNLIMITED = {name: "100000/m" for name in ("list_ip", "list_token", "write_ip", "write_token")}
 

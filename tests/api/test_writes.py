@@ -9,7 +9,7 @@ from blog.factories import AuthorFactory, PostFactory
 from blog.models import Post
 from digests.factories import DigestFactory, ReferenceFactory, RepositoryFactory, TopicFactory
 from digests.models import Digest, Reference, Repository
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 from .conftest import bearer
 

@@ -7,7 +7,7 @@ from django.urls import reverse
 from digests.citations import check_citations, cited_numbers, strip_citations
 from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory
 from digests.models import Digest
-from repojournal.workflow import Status, WorkflowError
+from publishing.workflow import Status, WorkflowError
 
 # --- the scanner ------------------------------------------------------------------------------
 

@@ -11,8 +11,8 @@ from digests.factories import RepositoryFactory
 from digests.models import Reference
 from ingestion.importers import Counts, upsert_pull_request, upsert_pull_requests
 from ingestion.models import ReferenceSyncState
-from repojournal.caching import VERSION_KEY
-from repojournal.rendering import render_github_markdown
+from reader.caching import VERSION_KEY
+from publishing.rendering import render_github_markdown
 
 from .replay import load
 

@@ -8,7 +8,7 @@ from digests.factories import DigestFactory, ReferenceFactory, RepositoryFactory
 from digests.models import Digest, Reference
 from ingestion.drafting import draft_digest
 from ingestion.models import IngestionRun
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
 

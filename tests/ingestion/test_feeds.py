@@ -5,7 +5,7 @@ from blog.factories import AuthorFactory
 from blog.models import Post
 from ingestion.feeds import FeedError, fetch_source
 from ingestion.models import FeedEntry, FeedSource, IngestionRun
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
 

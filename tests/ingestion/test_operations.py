@@ -19,7 +19,7 @@ from ingestion.polling import token_lock
 from ingestion.tasks import poll_repository
 from ingestion.webhooks import pending_for_sweep
 from repojournal.celery import app
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 from .conftest import HELLO_WORLD, fixture_body
 

@@ -14,13 +14,13 @@ from django.utils import timezone
 
 from blog.factories import AuthorFactory, PostFactory
 from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory
-from repojournal.caching import LOCAL, VERSION_KEY
-from repojournal.workflow import Status
+from reader.caching import LOCAL, VERSION_KEY
+from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
 
 
-REDIS_BACKEND = "repojournal.cache_backend.RedisCache"
+REDIS_BACKEND = "reader.cache_backend.RedisCache"
 
 
 def redis_url(db: str = "/7") -> str:
@@ -51,7 +51,7 @@ def queries_for(client, url: str, **headers) -> tuple[int, object]:
 
 def test_the_middleware_is_installed_last():
     """Last, so the outer middleware adds its security and framing headers to cached pages too."""
-    assert settings.MIDDLEWARE[-1] == "repojournal.caching.PageCacheMiddleware"
+    assert settings.MIDDLEWARE[-1] == "reader.caching.PageCacheMiddleware"
 
 
 @pytest.mark.parametrize("rows", [3, 30])

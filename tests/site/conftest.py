@@ -15,7 +15,7 @@ from digests.factories import (
     RepositoryFactory,
     TopicFactory,
 )
-from repojournal.workflow import Status
+from publishing.workflow import Status
 
 FUTURE = datetime.timedelta(days=3)
 

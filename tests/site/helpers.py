@@ -76,7 +76,7 @@ def count_queries(client, url: str) -> int:
 def prepared_statements(run, like: str) -> list[str]:
     """Run `run()` past psycopg's prepare threshold; the connection's prepared statements matching `like`.
 
-    A statement psycopg prepares may get PostgreSQL's generic plan (repojournal.compiled.planned_per_run).
+    A statement psycopg prepares may get PostgreSQL's generic plan (publishing.compiled.planned_per_run).
     """
     connection.ensure_connection()
     for _ in range(connection.connection.prepare_threshold + 2):

@@ -147,7 +147,7 @@ def test_related_cards_rank_published_posts_by_shared_tags():
 
     from django.utils import timezone
 
-    from repojournal.workflow import Status
+    from publishing.workflow import Status
 
     post = PostFactory(title="The post", tags=["alpha", "beta", "gamma"])
     one = PostFactory(title="Shares one", tags=["alpha"])

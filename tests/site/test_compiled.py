@@ -1,4 +1,4 @@
-"""Statements compiled once (repojournal.compiled) run the ORM's SQL and give the ORM's instances and pages."""
+"""Statements compiled once (publishing.compiled) run the ORM's SQL and give the ORM's instances and pages."""
 import datetime
 
 import pytest
@@ -15,8 +15,8 @@ from blog.models import Post
 from blog.views import AUTHOR, BY_AUTHOR, POSTS, TAG, TAGGED
 from digests.factories import DigestFactory, TopicFactory
 from digests.views import WIRE
-from repojournal.compiled import Statement, stand_in
-from repojournal.pagination import CURSOR_SALT, PER_PAGE, Listing, paginate
+from publishing.compiled import Statement, stand_in
+from publishing.pagination import CURSOR_SALT, PER_PAGE, Listing, paginate
 
 from .helpers import prepared_statements
 
@@ -186,7 +186,7 @@ def test_stand_ins_differ_and_unknown_field_types_are_refused():
 @pytest.mark.django_db
 def test_the_home_pages_lists_are_the_orms(archive):
     from digests.models import Digest
-    from repojournal.views import HOME_DIGEST_CARDS, HOME_DIGESTS, HOME_POST_CARDS, HOME_POSTS
+    from reader.views import HOME_DIGEST_CARDS, HOME_DIGESTS, HOME_POST_CARDS, HOME_POSTS
 
     DigestFactory(published_at=NOW - datetime.timedelta(hours=2))
     DigestFactory(status="draft", published_at=None)

@@ -97,7 +97,7 @@ def test_previous_and_next_digest_are_of_the_same_topic_and_published(client, si
 
 @pytest.mark.django_db
 def test_neighbours_are_the_nearest_live_digests_of_the_topic_in_one_query(django_assert_num_queries):
-    from repojournal.workflow import Status
+    from publishing.workflow import Status
 
     topic, other = TopicFactory(name="Near", slug="near"), TopicFactory(name="Far", slug="far")
     day = datetime.date(2026, 6, 10)
@@ -119,7 +119,7 @@ def test_neighbours_are_the_nearest_live_digests_of_the_topic_in_one_query(djang
 @pytest.mark.django_db
 def test_wire_topic_choices_are_the_published_topics_by_name(django_assert_num_queries):
     from digests.models import Topic
-    from repojournal.workflow import Status
+    from publishing.workflow import Status
 
     for name, status, hours in [("Zeta", Status.PUBLISHED, -1), ("Alpha", Status.PUBLISHED, -1),
                                 ("Drafted", Status.DRAFT, -1), ("Scheduled", Status.PUBLISHED, 24)]:

@@ -124,7 +124,7 @@ def test_404_page_is_styled_and_a_bad_page_number_is_404(client, site):
 
 
 def test_500_page_renders_without_the_database(rf):
-    from repojournal.views import server_error
+    from reader.views import server_error
 
     response = server_error(rf.get("/"))
     assert response.status_code == 500

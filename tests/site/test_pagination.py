@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from blog.factories import PostFactory
-from repojournal.pagination import PER_PAGE
+from publishing.pagination import PER_PAGE
 
 from .helpers import visible_text
 

@@ -9,8 +9,8 @@ from django.utils import timezone
 from blog.factories import PostFactory
 from digests.factories import DigestReferenceFactory, ReferenceFactory
 from digests.models import Reference, SearchCitation
-from repojournal import search
-from repojournal.workflow import Status
+from reader import search
+from publishing.workflow import Status
 
 from .conftest import make_digest
 from .helpers import visible_text

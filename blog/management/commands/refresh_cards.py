@@ -9,7 +9,7 @@ from django.db.models import Q
 
 from blog.cards import refresh_cards
 from blog.models import Post
-from repojournal import caching
+from reader import caching
 
 
 class Command(BaseCommand):

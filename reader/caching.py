@@ -60,7 +60,7 @@ def next_scheduled_publication() -> float | None:
     """When the next scheduled post or digest goes live (epoch seconds), or None."""
     from blog.models import Post
     from digests.models import Digest
-    from repojournal.workflow import Status
+    from publishing.workflow import Status
 
     now = timezone.now()
     moments = [

@@ -22,7 +22,7 @@ from .compiled import Statement, stand_in
 PER_PAGE = 20
 #: Deeper ``?page=N`` offsets than this are refused: links carry cursors, so only hand-made URLs go there.
 MAX_PAGE = 1000
-CURSOR_SALT = "repojournal.pagination"
+CURSOR_SALT = "publishing.pagination"
 
 
 @dataclass
@@ -155,7 +155,7 @@ def paginate(request, queryset, per_page: int = PER_PAGE) -> ReaderPage:
 
 
 class Listing:
-    """A reader listing whose pages run statements compiled once per process (``repojournal.compiled``).
+    """A reader listing whose pages run statements compiled once per process (``publishing.compiled``).
 
     ``paginate(request, build(**values))`` builds and compiles the same query on
     every request, which costs more CPU than the database spends on it. A

@@ -38,7 +38,7 @@ class PublishableQuerySet(models.QuerySet):
         Decided at query time, so a scheduled item goes live on the minute with
         no job running. Public code reaches content only through this method.
         `now` defaults to the current time; a statement compiled once and run
-        many times passes a stand-in for it (``repojournal.api_compiled``).
+        many times passes a stand-in for it (``api.compiled``).
         """
         return self.filter(status=Status.PUBLISHED, published_at__lte=timezone.now() if now is None else now)
 

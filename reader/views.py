@@ -11,12 +11,12 @@ from blog.models import Post
 from digests.models import Digest
 
 from . import search as site_search
-from .compiled import Statement
-from .syndication import feed_links
+from publishing.compiled import Statement
+from publishing.syndication import feed_links
 
 HOME_DIGESTS = 10
 HOME_POSTS = 14
-#: The home page's two lists, compiled once per process (repojournal.compiled).
+#: The home page's two lists, compiled once per process (publishing.compiled).
 HOME_DIGEST_CARDS = Statement(lambda now: Digest.objects.published(now).for_cards()[:HOME_DIGESTS],
                               now=Digest._meta.get_field("published_at"))
 HOME_POST_CARDS = Statement(lambda now: Post.objects.published(now).cards()[:HOME_POSTS],

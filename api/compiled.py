@@ -20,7 +20,7 @@ import datetime
 from django.db import connection, connections
 from django.utils import timezone
 
-from . import api_tools
+from . import tools as api_tools
 
 #: The query parameters of an unfiltered list: anything else takes the ORM path.
 PAGING_PARAMETERS = frozenset({"cursor", "limit", "updated_since"})

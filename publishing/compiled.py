@@ -13,7 +13,7 @@ byte, and so are the instances (tests/site/test_compiled.py compares them).
 
 Only what never changes with the data is kept: the SQL and its shape. Every
 run reads the database. The same idea serves the API's lists
-(``repojournal.api_compiled``).
+(``api.compiled``).
 """
 import contextlib
 import datetime

@@ -56,8 +56,8 @@ from blog.models import Post
 from digests.cards import display_title
 from digests.models import Digest, Reference, Repository
 
-from .search_migrations import CONFIG
-from .workflow import Status
+from publishing.search_migrations import CONFIG
+from publishing.workflow import Status
 
 MAX_QUERY_LENGTH = 200
 MAX_WORDS = 8

@@ -24,7 +24,7 @@ class ReusingRedisCacheClient(RedisCacheClient):
 
 
 class RedisCache(DjangoRedisCache):
-    """``BACKEND: "repojournal.cache_backend.RedisCache"``: Django's RedisCache with reused clients."""
+    """``BACKEND: "reader.cache_backend.RedisCache"``: Django's RedisCache with reused clients."""
 
     def __init__(self, server, params):
         super().__init__(server, params)

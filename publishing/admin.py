@@ -1,6 +1,6 @@
 """Admin behaviour shared by digests and posts: the workflow, previews, bulk actions.
 
-The permission rules themselves live on the model (repojournal.workflow); this
+The permission rules themselves live on the model (publishing.workflow); this
 mixin only routes every admin path through them: the change form validates the
 status a user picks, the change view turns read-only once an editor may no
 longer edit, and the bulk actions call ``transition()`` item by item.

@@ -1,0 +1,1 @@
+"""What readers see across content: home, search, sitemaps, and the page cache with its invalidation."""
