@@ -6,7 +6,7 @@ the page's query through the ORM (the visibility filter, the keyset condition,
 the capped count, ``.values()``) cost more CPU than PostgreSQL spent answering
 it, and the SQL is the same on every request but for its parameters: "now",
 the cursor's values and ``updated_since``. So the page's queryset is built by
-the same code as always (``visible`` and ``api_tools.page_query``) with
+the same code as always (``visible`` and ``pagination.page_query``) with
 stand-in values, compiled once per shape (model, fields, read:drafts or not,
 cursor or not, ``updated_since`` or not, limit, count cap and database), and
 each request swaps its own values in for the stand-ins' parameters. Rows get
@@ -20,7 +20,7 @@ import datetime
 from django.db import connection, connections
 from django.utils import timezone
 
-from . import tools as api_tools
+from . import auth, pagination
 
 #: The query parameters of an unfiltered list: anything else takes the ORM path.
 PAGING_PARAMETERS = frozenset({"cursor", "limit", "updated_since"})
@@ -40,21 +40,21 @@ def is_unfiltered(request) -> bool:
     return request.GET.keys() <= PAGING_PARAMETERS
 
 
-def paginate_unfiltered(request, model, params: api_tools.ListParams, *, fields: tuple[str, ...]) -> dict:
-    """What ``api_tools.paginate(request, visible(request, model.objects.all()), params, fields=fields,
+def paginate_unfiltered(request, model, params: pagination.ListParams, *, fields: tuple[str, ...]) -> dict:
+    """What ``pagination.paginate(request, visible(request, model.objects.all()), params, fields=fields,
     count_in_page=True)`` answers, from the compiled statement (see the module docstring)."""
-    api_tools.reject_unknown_params(request, params)
+    pagination.reject_unknown_params(request, params)
     keys = ("updated_at", "id")
-    after = api_tools._decode_cursor(params.cursor, keys) if params.cursor else None
-    drafts = api_tools.can_read_drafts(request)
+    after = pagination._decode_cursor(params.cursor, keys) if params.cursor else None
+    drafts = auth.can_read_drafts(request)
     shape = (model._meta.label, fields, drafts, after is not None, params.updated_since is not None, params.limit,
-             api_tools.COUNT_CAP, connection.alias)
+             pagination.COUNT_CAP, connection.alias)
     if shape not in _statements:
         _statements[shape] = _compile(request, model, params, fields, keys, after is not None)
     sql, slots, names, converters = _statements[shape]
     values = {("now",): _prepared(model, "published_at", None)}
     if params.updated_since is not None:
-        values[("since",)] = _prepared(model, "updated_at", api_tools.aware(params.updated_since))
+        values[("since",)] = _prepared(model, "updated_at", pagination.aware(params.updated_since))
     if after is not None:
         for index, (key, value) in enumerate(zip(keys, after)):
             values[("after", index)] = _prepared(model, key, value)
@@ -65,11 +65,11 @@ def paginate_unfiltered(request, model, params: api_tools.ListParams, *, fields:
         rows = _rows(names, converters, cursor.fetchall())
     counted = None
     if not rows:  # rare (an empty list or a page that emptied): count through the ORM
-        queryset = api_tools.visible(request, model.objects.all())
-        _, counted, _ = api_tools.page_query(queryset, keys=keys, updated_field="updated_at",
+        queryset = auth.visible(request, model.objects.all())
+        _, counted, _ = pagination.page_query(queryset, keys=keys, updated_field="updated_at",
                                              since=params.updated_since, after=after, limit=params.limit,
                                              fields=fields, count_in_page=False)
-    return api_tools.page_of(rows, counted, params.limit, keys=keys, fields=fields, count_in_page=True)
+    return pagination.page_of(rows, counted, params.limit, keys=keys, fields=fields, count_in_page=True)
 
 
 def _load_timestamps_natively(cursor) -> None:
@@ -101,8 +101,8 @@ def _compile(request, model, params, fields, keys, with_cursor: bool):
     A slot names which request value a parameter takes: ("now",), ("since",), ("after", i), or
     () for a constant the statement keeps.
     """
-    queryset = api_tools.visible(request, model.objects.all(), now=NOW)
-    page, _, counted_in_page = api_tools.page_query(
+    queryset = auth.visible(request, model.objects.all(), now=NOW)
+    page, _, counted_in_page = pagination.page_query(
         queryset, keys=keys, updated_field="updated_at", since=SINCE if params.updated_since else None,
         after=list(AFTER) if with_cursor else None, limit=params.limit, fields=fields, count_in_page=True,
     )
@@ -113,7 +113,7 @@ def _compile(request, model, params, fields, keys, with_cursor: bool):
     compiler = page.query.get_compiler(using=connection.alias)
     sql, params_ = compiler.as_sql()
     slots = [(stand_ins.get(param, ()) if _hashable(param) else (), param) for param in params_]
-    expected = {("now",)} if not api_tools.can_read_drafts(request) else set()
+    expected = {("now",)} if not auth.can_read_drafts(request) else set()
     expected |= {("since",)} if params.updated_since else set()
     expected |= {("after", index) for index in range(len(keys))} if with_cursor else set()
     assert {slot for slot, _ in slots if slot} == expected, "every stand-in must be a parameter of the statement"

@@ -13,7 +13,9 @@ from ninja.errors import HttpError
 import reversion
 
 from accounts.models import ApiToken
-from api.tools import error_responses, throttles, token_auth
+from api.auth import token_auth
+from api.errors import error_responses
+from api.throttling import throttles
 from api.writing import FieldProblems, record_revision, require_write
 from publishing.workflow import Status
 

@@ -4,7 +4,7 @@ from typing import Literal
 
 from ninja import Field, Schema
 
-from api.tools import ListParams
+from api.pagination import ListParams
 from api.types import AuthorSlug, Day, Moment, Slug, TagName, TagSlug, text
 
 StatusName = Literal["draft", "in_review", "published", "archived"]

@@ -9,10 +9,11 @@ from django.shortcuts import get_object_or_404
 from ninja import Query, Router
 
 from api.compiled import is_unfiltered, paginate_unfiltered
-from api.tools import (
-    PUBLIC, Page, can_read_drafts, conditional_json, error_responses, list_response, moment_text, paginate,
-    set_list_caching, throttles, url_maker, visible, with_status,
-)
+from api.auth import PUBLIC, can_read_drafts, visible, with_status
+from api.errors import error_responses
+from api.pagination import Page, paginate
+from api.responses import conditional_json, list_response, moment_text, set_list_caching, url_maker
+from api.throttling import throttles
 
 from .models import ActionItem, Digest, DigestReference, Reference, Repository, Topic
 from .schemas import (

@@ -4,7 +4,7 @@ from typing import Literal
 
 from ninja import Field, Schema
 
-from api.tools import ListParams
+from api.pagination import ListParams
 from api.types import Day, FullName, Moment, Slug, text, web_url
 
 Priority = Literal["immediate", "plan", "monitor"]

@@ -14,7 +14,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from blog.api import router as blog_router
 from digests.api import router as digests_router
 
-from api.tools import RENDERER, ErrorOut
+from api.errors import ErrorOut
+from api.responses import RENDERER
 from api.writing import ApiValidationError
 
 api = NinjaAPI(

@@ -141,7 +141,7 @@ def django_redis_cache(settings):
 def test_on_redis_a_throttle_check_is_one_round_trip_and_throttles_the_same(client, redis_cache, monkeypatch):
     from redis import Redis
 
-    from api.tools import SLIDING_WINDOW_SCRIPT
+    from api.throttling import SLIDING_WINDOW_SCRIPT
 
     # A server that lacks the script (new, or restarted) answers NOSCRIPT once and redis-py loads it:
     # load it first, so the count below is of steady-state round trips on any server.
@@ -183,7 +183,7 @@ def test_on_djangos_own_redis_cache_the_throttle_uses_ninjas_log_and_still_throt
 
 
 def test_on_redis_requests_leave_the_window_after_its_duration(client, redis_cache, monkeypatch):
-    from api.tools import SettingsRateThrottle
+    from api.throttling import SettingsRateThrottle
 
     now = [1_000_000.0]
     monkeypatch.setattr(SettingsRateThrottle, "timer", lambda self: now[0])

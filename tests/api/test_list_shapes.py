@@ -14,7 +14,7 @@ from blog.schemas import PostListOut
 from digests.factories import DigestFactory
 from digests.models import Digest
 from digests.schemas import DigestListOut
-from api import tools as api_tools
+from api import pagination, responses
 from publishing.workflow import Status
 
 from .conftest import bearer
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 def through_schema(schema, obj) -> dict:
     """What ninja's own response path makes of `obj`: the schema, then the API's renderer."""
-    return json.loads(api_tools.RENDERER.render(None, schema.from_orm(obj).model_dump(), response_status=200))
+    return json.loads(responses.RENDERER.render(None, schema.from_orm(obj).model_dump(), response_status=200))
 
 
 def test_post_items_are_what_the_schema_answers(client, publisher, make_token):
@@ -61,7 +61,7 @@ def test_dates_are_written_as_before_the_renderer_change(client):
 
 @pytest.mark.parametrize("url, factory", [("/api/v1/digests/", DigestFactory), ("/api/v1/posts/", PostFactory)])
 def test_count_is_exact_up_to_the_cap_and_says_so_past_it(client, monkeypatch, url, factory):
-    monkeypatch.setattr(api_tools, "COUNT_CAP", 4)
+    monkeypatch.setattr(pagination, "COUNT_CAP", 4)
     make = factory.create_batch
     assert client.get(url).json()["count_is_exact"] is True  # nothing at all: 0, exactly
     make(4)
@@ -80,7 +80,7 @@ def test_the_count_query_stops_at_the_cap(client, url):
     with CaptureQueriesContext(connection) as captured:
         assert client.get(url).status_code == 200
     counts = [q["sql"] for q in captured if "COUNT(" in q["sql"].upper()]
-    assert len(counts) == 1 and f"LIMIT {api_tools.COUNT_CAP + 1}" in counts[0]
+    assert len(counts) == 1 and f"LIMIT {pagination.COUNT_CAP + 1}" in counts[0]
 
 
 def test_urls_match_the_models_own(client):
@@ -91,7 +91,7 @@ def test_urls_match_the_models_own(client):
 
 def test_cursor_condition_starts_the_index_range_at_the_cursor():
     """(a, b) > (x, y) is written with a leading a >= x the database can use as an index bound."""
-    condition = api_tools._after(("updated_at", "id"), ["2026-01-01T00:00:00+00:00", 7])
+    condition = pagination._after(("updated_at", "id"), ["2026-01-01T00:00:00+00:00", 7])
     assert condition.children[0] == ("updated_at__gte", "2026-01-01T00:00:00+00:00")
 
 
@@ -142,7 +142,7 @@ def test_filtered_post_lists_run_a_fixed_number_of_queries(client, query):
     datetime.time(9, 5, 1, 250000),
 ])
 def test_the_renderer_writes_dates_as_djangos_encoder_does(value):
-    assert json.loads(api_tools.RENDERER.render(None, {"v": value}, response_status=200)) == {
+    assert json.loads(responses.RENDERER.render(None, {"v": value}, response_status=200)) == {
         "v": DjangoJSONEncoder().default(value)
     }
 

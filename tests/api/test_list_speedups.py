@@ -15,7 +15,7 @@ from redis.exceptions import NoScriptError
 from digests.factories import DigestFactory
 from digests.models import Digest
 from api import compiled as api_compiled
-from api import tools as api_tools
+from api import responses, throttling
 from tests.site.helpers import prepared_statements
 
 UTC = datetime.timezone.utc
@@ -25,22 +25,22 @@ UTC = datetime.timezone.utc
 @pytest.mark.parametrize("tz", [UTC, zoneinfo.ZoneInfo("UTC"), datetime.timezone(datetime.timedelta(hours=-5))])
 def test_moment_text_is_djangos_encoding(microsecond, tz):
     moment = datetime.datetime(2026, 3, 9, 4, 5, 6, microsecond, tzinfo=tz)
-    assert api_tools.moment_text(moment) == json.loads(json.dumps(moment, cls=DjangoJSONEncoder))
-    assert api_tools.moment_text(moment) == api_tools.JSONRenderer.default(moment)
-    assert api_tools.moment_text(None) is None
+    assert responses.moment_text(moment) == json.loads(json.dumps(moment, cls=DjangoJSONEncoder))
+    assert responses.moment_text(moment) == responses.JSONRenderer.default(moment)
+    assert responses.moment_text(None) is None
 
 
 @pytest.mark.parametrize("viewname", ["digests:detail", "blog:post"])
 def test_url_maker_is_reverse(viewname):
     for slug in ("plain-slug_1", "A-Z_09", "x"):
-        assert api_tools.url_maker(viewname)(slug) == reverse(viewname, args=[slug])
+        assert responses.url_maker(viewname)(slug) == reverse(viewname, args=[slug])
 
 
 @pytest.mark.parametrize("slug", ["plain", "café", "a b", "ümlaut-ß", "x%y", "q?x#y", "a/b", "~:@!$&'()*+,;=.", ""])
 def test_url_maker_quotes_what_reverse_would_quote(slug):
     """Slugs outside the URL pattern never reach it, but any that did would be quoted as reverse() quotes."""
     prefix = reverse("blog:post", args=["x"])[:-2]
-    assert api_tools.url_maker("blog:post")(slug) == prefix + quote(slug, safe=api_tools.SLUG_SAFE) + "/"
+    assert responses.url_maker("blog:post")(slug) == prefix + quote(slug, safe=responses.SLUG_SAFE) + "/"
 
 
 class ForgetfulRedis:
@@ -58,22 +58,22 @@ class ForgetfulRedis:
     def script_load(self, script):
         self.calls.append(("SCRIPT LOAD", script))
         self.loaded = True
-        return api_tools.SLIDING_WINDOW_SHA
+        return throttling.SLIDING_WINDOW_SHA
 
 
 def test_the_throttle_loads_its_script_into_a_server_that_lacks_it():
     client = ForgetfulRedis()
-    assert api_tools._sliding_window(client, "key", ("1", "0", 5, 60, "member")) == [1]
+    assert throttling._sliding_window(client, "key", ("1", "0", 5, 60, "member")) == [1]
     assert [name for name, _ in client.calls] == ["EVALSHA", "SCRIPT LOAD", "EVALSHA"]
-    assert client.calls[1][1] == api_tools.SLIDING_WINDOW_SCRIPT
-    assert api_tools._sliding_window(client, "key", ("1", "0", 5, 60, "member")) == [1]
+    assert client.calls[1][1] == throttling.SLIDING_WINDOW_SCRIPT
+    assert throttling._sliding_window(client, "key", ("1", "0", 5, 60, "member")) == [1]
     assert len(client.calls) == 4  # loaded now: one round trip
 
 
 def test_rates_are_parsed_as_ninja_parses_them():
-    throttle = api_tools.PerIPThrottle("list_ip")
+    throttle = throttling.PerIPThrottle("list_ip")
     for rate in ("5/m", "100/h", "1000000/s", "2/d"):
-        assert api_tools._parsed_rate(throttle, rate) == throttle.parse_rate(rate)
+        assert throttling._parsed_rate(throttle, rate) == throttle.parse_rate(rate)
 
 
 @pytest.mark.django_db

@@ -1,7 +1,7 @@
 """The OpenAPI document is enough for a client: every operation documents its errors, lists document paging."""
 import pytest
 
-from api.tools import MAX_PAGE_SIZE
+from api.pagination import MAX_PAGE_SIZE
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from digests.factories import DigestFactory
 from digests.models import Digest
-from api.tools import MAX_PAGE_SIZE
+from api.pagination import MAX_PAGE_SIZE
 
 pytestmark = pytest.mark.django_db
 
