@@ -15,6 +15,7 @@ from api.pagination import Page, paginate
 from api.responses import conditional_json, list_response, moment_text, set_list_caching, url_maker
 from api.throttling import throttles
 
+from . import api_writes
 from .models import Author, Post, PostAuthor, TaggedPost
 from .schemas import AuthorFilters, AuthorOut, PostFilters, PostListOut, PostOut, TagFilters, TagOut
 
@@ -120,5 +121,4 @@ def list_tags(request: HttpRequest, response: HttpResponse, filters: Query[TagFi
     return paginate(request, posts.tags_with_counts(), filters, keys=("id",), updated_field=None)
 
 
-# The write operations register themselves on this router.
-from . import api_writes  # noqa: E402,F401
+api_writes.register(router)

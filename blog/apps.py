@@ -5,6 +5,6 @@ class BlogConfig(AppConfig):
     name = "blog"
 
     def ready(self):
-        from . import cards
+        from . import signals
 
-        cards.connect_signals()
+        signals.connect()

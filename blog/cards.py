@@ -13,13 +13,14 @@ What a card shows changes when the post is saved (``Post.save`` renders it), whe
 its bylines or tags change (taggit's add/remove/clear save and delete TaggedPost
 rows one by one, so their signals cover them), and when one of its authors or
 tags is renamed; the
-handlers below re-render the posts concerned in the same transaction, so the
+handlers in ``blog/signals.py`` re-render the posts concerned in the same transaction, so the
 page-cache invalidation that runs on commit covers them. Rendering uses the
 templates as they are, so after changing ``blog/post_card.html`` run
 ``manage.py refresh_cards``.
 """
-from django.db.models.signals import post_delete, post_save
 from django.template.loader import render_to_string
+
+from publishing.structured_data import blog_posting
 
 CARD_TEMPLATE = "blog/post_card.html"
 HEADER_TEMPLATE = "blog/post_header.html"
@@ -49,8 +50,6 @@ def render_parts(post) -> None:
     """Set everything stored about `post` that shows its bylines and tags: the listing card, the
     post page's header (byline, tags, disclosure), its BlogPosting JSON-LD and the API lists' authors
     and tags."""
-    from publishing.structured_data import blog_posting
-
     post.card_html = render_card(post)
     post.header_html = render_to_string(HEADER_TEMPLATE, {"post": post})
     post.posting = blog_posting(post)
@@ -63,8 +62,7 @@ def refresh_cards(queryset, *, body: bool = False) -> int:
 
     Writes with ``bulk_update``, so ``updated_at`` (the API's change marker) stays as it was.
     """
-    from .models import Post
-
+    Post = queryset.model
     fields = [*PARTS, *(["body_html", "auto_excerpt", "word_count"] if body else [])]
     ids = list(queryset.order_by().values_list("pk", flat=True).distinct())
     for start in range(0, len(ids), REFRESH_BATCH):
@@ -75,38 +73,3 @@ def refresh_cards(queryset, *, body: bool = False) -> int:
             render_parts(post)
         Post.objects.bulk_update(posts, fields)
     return len(ids)
-
-
-def _post_of_link(sender, instance, **kwargs) -> None:
-    """A byline or tagging row was saved or deleted: its post's card changed."""
-    from .models import Post
-
-    refresh_cards(Post.objects.filter(pk=_post_id(instance)))
-
-
-def _post_id(link) -> int:
-    return getattr(link, "post_id", None) or link.content_object_id
-
-
-def _posts_of_author(sender, instance, created=False, **kwargs) -> None:
-    if not created:
-        refresh_cards(instance.posts.all())
-
-
-def _posts_of_tag(sender, instance, created=False, **kwargs) -> None:
-    from .models import Post
-
-    if not created:
-        refresh_cards(Post.objects.filter(tagged_items__tag=instance))
-
-
-def connect_signals() -> None:
-    from taggit.models import Tag
-
-    from .models import Author, PostAuthor, TaggedPost
-
-    for model in (PostAuthor, TaggedPost):
-        post_save.connect(_post_of_link, sender=model, dispatch_uid=f"cards-save-{model._meta.label}")
-        post_delete.connect(_post_of_link, sender=model, dispatch_uid=f"cards-delete-{model._meta.label}")
-    post_save.connect(_posts_of_author, sender=Author, dispatch_uid="cards-author")
-    post_save.connect(_posts_of_tag, sender=Tag, dispatch_uid="cards-tag")

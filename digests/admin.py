@@ -6,7 +6,6 @@ from django.db.models import Count
 
 import reversion
 
-from ingestion.admin import regenerate_digests
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 
 from .citations import check_citations
@@ -140,7 +139,7 @@ class DigestAdmin(WorkflowAdmin):
     autocomplete_fields = ["topic"]
     prepopulated_fields = {"slug": ["headline"]}
     inlines = [DigestReferenceInline, ActionItemInline, FAQEntryInline]
-    actions = WorkflowAdmin.actions + ["add_default_faq", regenerate_digests]
+    actions = WorkflowAdmin.actions + ["add_default_faq"]  # ingestion/admin.py adds "regenerate"
     fieldsets = [
         (None, {"fields": ["topic", "date", ("section", "label"), "headline", "slug", "byline"]}),
         ("Text", {"fields": ["summary", "body"], "description": "Cite references by their number: [1] or [ref:1]."}),

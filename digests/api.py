@@ -15,6 +15,7 @@ from api.pagination import Page, paginate
 from api.responses import conditional_json, list_response, moment_text, set_list_caching, url_maker
 from api.throttling import throttles
 
+from . import api_writes
 from .models import ActionItem, Digest, DigestReference, Reference, Repository, Topic
 from .schemas import (
     ActionItemFilters, ActionItemListOut, DigestFilters, DigestListOut, DigestOut, ReferenceDetailOut,
@@ -163,5 +164,4 @@ def list_repositories(request: HttpRequest, response: HttpResponse, filters: Que
     return paginate(request, repositories, filters)
 
 
-# The write operations register themselves on this router.
-from . import api_writes  # noqa: E402,F401
+api_writes.register(router)

@@ -27,7 +27,6 @@ from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
 from .schemas import DigestIn, DigestOut, RepositoryIn, RepositoryOut, StatusIn
 
-from .api import router  # noqa: E402  (one router per app; see the end of api.py)
 
 WRITE = {"auth": token_auth, "throttle": throttles("write")}
 UNKNOWN_REPOSITORY = "Unknown repository “{name}”: create it first with POST /api/v1/repositories/."
@@ -143,7 +142,6 @@ def save_digest(digest: Digest, payload: DigestIn, token: ApiToken, verb: str) -
     return Digest.objects.with_page_data().get(pk=digest.pk)
 
 
-@router.post("/digests/", response={201: DigestOut, **error_responses(401, 403)}, **WRITE)
 def create_digest(request: HttpRequest, payload: DigestIn):
     """Create a draft digest (write:content)."""
     token = require_write(request, "digests.add_digest")
@@ -157,7 +155,6 @@ def _editable_digest(token: ApiToken, slug: str) -> Digest:
     return digest
 
 
-@router.put("/digests/{slug}", response={200: DigestOut, **error_responses(401, 403, 404)}, **WRITE)
 def update_digest(request: HttpRequest, slug: str, payload: DigestIn):
     """Replace a digest's content, references, action items and FAQ (write:content)."""
     token = require_write(request, "digests.change_digest")
@@ -171,14 +168,12 @@ def _move(digest: Digest, token: ApiToken, status: str, published_at=None) -> Di
     return Digest.objects.with_page_data().get(pk=digest.pk)
 
 
-@router.post("/digests/{slug}/submit", response={200: DigestOut, **error_responses(401, 403, 404)}, **WRITE)
 def submit_digest(request: HttpRequest, slug: str):
     """Submit a draft for review (write:content)."""
     token = require_write(request, "digests.change_digest")
     return _move(_editable_digest(token, slug), token, Status.IN_REVIEW)
 
 
-@router.post("/digests/{slug}/status", response={200: DigestOut, **error_responses(401, 403, 404)}, **WRITE)
 def set_digest_status(request: HttpRequest, slug: str, payload: StatusIn):
     """Publish, schedule, archive or return to draft (publish scope; Publishers only)."""
     token = require_write(request, "digests.change_digest", scope=ApiToken.Scope.PUBLISH)
@@ -186,7 +181,6 @@ def set_digest_status(request: HttpRequest, slug: str, payload: StatusIn):
     return _move(digest, token, payload.status, payload.published_at)
 
 
-@router.post("/repositories/", response={201: RepositoryOut, **error_responses(401, 403)}, **WRITE)
 def create_repository(request: HttpRequest, payload: RepositoryIn):
     """Create a repository explicitly, so digests can cite it (write:content)."""
     require_write(request, "digests.add_repository")
@@ -202,3 +196,12 @@ def create_repository(request: HttpRequest, payload: RepositoryIn):
     )
     return HttpStatus(201, Repository.objects.select_related("topic").get(pk=repository.pk))
 
+
+def register(router) -> None:
+    """Add the write operations to the app's router (digests/api.py), after its reads, as OpenAPI lists them."""
+    created, changed = {201: DigestOut, **error_responses(401, 403)}, {200: DigestOut, **error_responses(401, 403, 404)}
+    router.post("/digests/", response=created, **WRITE)(create_digest)
+    router.put("/digests/{slug}", response=changed, **WRITE)(update_digest)
+    router.post("/digests/{slug}/submit", response=changed, **WRITE)(submit_digest)
+    router.post("/digests/{slug}/status", response=changed, **WRITE)(set_digest_status)
+    router.post("/repositories/", response={201: RepositoryOut, **error_responses(401, 403)}, **WRITE)(create_repository)

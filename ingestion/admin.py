@@ -14,7 +14,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
-from digests.models import Topic
+from digests.models import Digest, Topic
 
 from .drafting import draft_digest
 
@@ -144,7 +144,7 @@ class DraftDigestForm(forms.Form):
 def regenerate_digests(modeladmin, request, queryset):
     """Admin action for digests: refresh each selected draft from its day's activity.
 
-    Meant for ``DigestAdmin.actions``; runs inline so the editor sees the report at once.
+    Offered on the digest changelist (see below); runs inline so the editor sees the report at once.
     """
     for digest in queryset.select_related("topic"):
         result = draft_digest(digest.topic, digest.date)
@@ -153,6 +153,21 @@ def regenerate_digests(modeladmin, request, queryset):
 
 regenerate_digests.short_description = "Regenerate selected drafts from GitHub activity"
 regenerate_digests.allowed_permissions = ("change",)
+
+
+def _offer_regeneration_on_digests() -> None:
+    """Add ``regenerate_digests`` to the digest admin's actions.
+
+    The digests app knows nothing of ingestion (it sits below it), so the action is
+    attached from here; ``digests`` comes before ``ingestion`` in INSTALLED_APPS, so its
+    admin is registered by the time this module is discovered.
+    """
+    digest_admin = admin.site.get_model_admin(Digest)
+    if regenerate_digests not in digest_admin.actions:
+        digest_admin.actions = [*digest_admin.actions, regenerate_digests]
+
+
+_offer_regeneration_on_digests()
 
 
 @admin.register(DigestDraft)

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils.dateparse import parse_datetime
 
 from digests.models import Digest, Reference
-from reader import caching
+from publishing.signals import announce_bulk_write
 
 from .models import ReferenceSyncState
 
@@ -239,7 +239,7 @@ def upsert_page(repository, kind: str, items: list[Item], *, versioned: bool = F
     if counts.updated:  # a cited reference's title or URL shows on its digests' stored pages
         Digest.objects.citing_keys(repository, kind, [item[0] for item in items]).refresh_rendered()
     if counts.created or counts.updated:
-        caching.invalidate()
+        announce_bulk_write(Reference)
     return counts
 
 

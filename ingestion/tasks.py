@@ -11,7 +11,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from . import drafting, feeds, polling, webhooks
+from . import deliveries, drafting, feeds, polling
 from .models import FeedSource, TrackedRepository
 
 logger = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ def backoff(task) -> int:
 @shared_task(bind=True, **TASK_OPTIONS)
 def process_delivery_task(self, delivery_id: int, force: bool = False) -> str:
     try:
-        delivery = webhooks.process_delivery(delivery_id, force=force)
+        delivery = deliveries.process_delivery(delivery_id, force=force)
     except Exception as exc:
         raise self.retry(exc=exc, countdown=backoff(self))
     return delivery.state if delivery else "skipped"
@@ -36,7 +36,7 @@ def process_delivery_task(self, delivery_id: int, force: bool = False) -> str:
 @shared_task(**TASK_OPTIONS)
 def sweep_deliveries() -> int:
     """Queue pending deliveries whose task never reached a worker (e.g. the broker was down)."""
-    ids = list(webhooks.pending_for_sweep(settings.INGESTION_SWEEP_AFTER).values_list("pk", flat=True))
+    ids = list(deliveries.pending_for_sweep(settings.INGESTION_SWEEP_AFTER).values_list("pk", flat=True))
     for delivery_id in ids:
         process_delivery_task.delay(delivery_id)
     return len(ids)

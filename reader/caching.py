@@ -37,6 +37,9 @@ from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 
+from publishing.signals import content_changed
+from publishing.workflow import Status
+
 logger = logging.getLogger(__name__)
 
 VERSION_KEY = "pagecache:version"
@@ -60,7 +63,6 @@ def next_scheduled_publication() -> float | None:
     """When the next scheduled post or digest goes live (epoch seconds), or None."""
     from blog.models import Post
     from digests.models import Digest
-    from publishing.workflow import Status
 
     now = timezone.now()
     moments = [
@@ -160,6 +162,7 @@ def connect_signals() -> None:
         post_delete.connect(invalidate, sender=model, dispatch_uid=f"pagecache-delete-{model._meta.label}")
     for through in (Post.tags.through, Post.authors.through, Digest.references.through):
         m2m_changed.connect(invalidate, sender=through, dispatch_uid=f"pagecache-m2m-{through._meta.label}")
+    content_changed.connect(invalidate, dispatch_uid="pagecache-bulk-writes")
 
 
 # Pages ---------------------------------------------------------------------------------------

@@ -39,11 +39,12 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "taggit",
     "reversion",
+    "accounts",
     "digests",
     "blog",
+    "reader",
     "ingestion",
-    "accounts",
-    "reader.apps.ReaderConfig",
+    "demo",
 ]
 
 MIDDLEWARE = [

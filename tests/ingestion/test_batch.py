@@ -137,7 +137,7 @@ def test_markdown_is_rendered_only_for_new_and_changed_bodies(monkeypatch):
     repository = RepositoryFactory()
     listing = pulls(6)
     rendered = []
-    monkeypatch.setattr("digests.models.render_github_markdown",
+    monkeypatch.setattr("digests.models.references.render_github_markdown",
                         lambda text: rendered.append(text) or render_github_markdown(text))
     upsert_pull_requests(repository, listing)
     assert len(rendered) == 6

@@ -17,7 +17,7 @@ from ingestion.admin import regenerate_digests
 from ingestion.models import DigestDraft, FeedSource, IngestionRun, TrackedRepository, WebhookDelivery
 from ingestion.polling import token_lock
 from ingestion.tasks import poll_repository
-from ingestion.webhooks import pending_for_sweep
+from ingestion.deliveries import pending_for_sweep
 from repojournal.celery import app
 from publishing.workflow import Status
 

@@ -5,7 +5,8 @@ import pytest
 
 from digests.models import Reference
 from ingestion.models import IngestionRun, WebhookDelivery
-from ingestion.webhooks import process_delivery, signature_matches
+from ingestion.deliveries import process_delivery
+from ingestion.webhooks import signature_matches
 
 from .conftest import HELLO_WORLD, fixture_body, fixture_payload, sign
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from blog.factories import PostFactory
 from digests.factories import DigestReferenceFactory, ReferenceFactory
 from digests.models import Reference, SearchCitation
-from reader import search
+from reader import highlighting, search
 from publishing.workflow import Status
 
 from .conftest import make_digest
@@ -65,13 +65,13 @@ def test_snippets_escape_hostile_source_text_and_mark_matches(client, site):
 
 
 def test_mark_sentinels_escapes_then_marks_only_balanced_pairs():
-    text = f"<b>{search.START}hit{search.STOP}</b> {search.START}stray"
-    assert search.mark_sentinels(text) == "&lt;b&gt;<mark>hit</mark>&lt;/b&gt; stray"
+    text = f"<b>{highlighting.START}hit{highlighting.STOP}</b> {highlighting.START}stray"
+    assert highlighting.mark_sentinels(text) == "&lt;b&gt;<mark>hit</mark>&lt;/b&gt; stray"
 
 
 def test_plain_snippet_centres_on_the_first_match():
     words = " ".join(f"w{n}" for n in range(100)) + " target " + " ".join(f"v{n}" for n in range(100))
-    snippet = search.plain_snippet(words, ["target"])
+    snippet = highlighting.plain_snippet(words, ["target"])
     assert snippet.startswith("… ") and snippet.endswith(" …") and "<mark>target</mark>" in snippet
 
 
@@ -131,7 +131,7 @@ def test_references_of_unpublished_digests_are_not_searchable(site):
 
 
 def test_highlighter_marks_every_word_with_a_query_stem_and_nothing_else():
-    highlight = search.Highlighter(frozenset({"alloc", "block"}))
+    highlight = highlighting.Highlighter(frozenset({"alloc", "block"}))
     snippet = highlight.snippet("The caching Allocator allocates blocks; allow allocation, not blockchain.")
     assert snippet == ("The caching <mark>Allocator</mark> <mark>allocates</mark> <mark>blocks</mark>; allow "
                        "<mark>allocation</mark>, not blockchain.")
@@ -139,31 +139,31 @@ def test_highlighter_marks_every_word_with_a_query_stem_and_nothing_else():
 
 def test_highlighter_takes_candidate_words_left_to_right_as_a_regular_expression_would():
     """Candidates are found with ``str.find`` per prefix; these marks are what ``(?:prefixes)\\w*`` gave."""
-    snippet = search.Highlighter(frozenset({"it's", "it"})).snippet("It's its it, it'd <it's> aaaa")
+    snippet = highlighting.Highlighter(frozenset({"it's", "it"})).snippet("It's its it, it'd <it's> aaaa")
     assert snippet == ("<mark>It</mark>&#x27;s <mark>its</mark> <mark>it</mark>, <mark>it</mark>&#x27;d "
                        "&lt;<mark>it</mark>&#x27;s&gt; aaaa")
     text = "aaaaa decdecay decay_x xdecay Decays aaa"
-    assert list(search.Highlighter(frozenset({"aaa", "decay"})).spans(text)) == [(30, 36), (37, 40)]
+    assert list(highlighting.Highlighter(frozenset({"aaa", "decay"})).spans(text)) == [(30, 36), (37, 40)]
 
 
 def test_highlighter_escapes_source_text_around_and_inside_marks():
-    snippet = search.Highlighter(frozenset({"zebra"})).snippet('<b onmouseover="x">zebras</b> & <script>zebra</script>')
+    snippet = highlighting.Highlighter(frozenset({"zebra"})).snippet('<b onmouseover="x">zebras</b> & <script>zebra</script>')
     assert snippet == ('&lt;b onmouseover=&quot;x&quot;&gt;<mark>zebras</mark>&lt;/b&gt; &amp; '
                        '&lt;script&gt;<mark>zebra</mark>&lt;/script&gt;')
 
 
 def test_highlighter_centres_on_the_first_match_and_shows_the_start_without_one():
     text = " ".join(f"w{n}" for n in range(100)) + " targets " + " ".join(f"v{n}" for n in range(100))
-    snippet = search.Highlighter(frozenset({"target"})).snippet(text)
+    snippet = highlighting.Highlighter(frozenset({"target"})).snippet(text)
     assert snippet.startswith("… w90 ") and snippet.endswith(" …") and "<mark>targets</mark>" in snippet
-    assert search.Highlighter(frozenset({"absent"})).snippet(text).startswith("w0 w1 ")
-    assert search.Highlighter(frozenset()).snippet("<i>") == "&lt;i&gt;"
+    assert highlighting.Highlighter(frozenset({"absent"})).snippet(text).startswith("w0 w1 ")
+    assert highlighting.Highlighter(frozenset()).snippet("<i>") == "&lt;i&gt;"
 
 
 def test_highlighter_marks_the_same_words_when_lower_casing_changes_the_length():
-    snippet = search.Highlighter(frozenset({"zebra"})).snippet("İstanbul zebras <zebra> xzebra Zebra_x ZEBRA")
+    snippet = highlighting.Highlighter(frozenset({"zebra"})).snippet("İstanbul zebras <zebra> xzebra Zebra_x ZEBRA")
     assert snippet == "İstanbul <mark>zebras</mark> &lt;<mark>zebra</mark>&gt; xzebra Zebra_x <mark>ZEBRA</mark>"
-    snippet = search.Highlighter(frozenset({"zebra"})).snippet("Stanbul zebras <zebra> xzebra Zebra_x ZEBRA")
+    snippet = highlighting.Highlighter(frozenset({"zebra"})).snippet("Stanbul zebras <zebra> xzebra Zebra_x ZEBRA")
     assert snippet == "Stanbul <mark>zebras</mark> &lt;<mark>zebra</mark>&gt; xzebra Zebra_x <mark>ZEBRA</mark>"
 
 
@@ -178,8 +178,8 @@ def test_hit_html_escapes_every_part_but_the_already_safe_snippet():
 
 
 def test_query_lexemes_reads_postgres_querytree_text():
-    assert search.query_lexemes("'alloc' & ( 'it''s' | 'cuda' )") == {"alloc", "it's", "cuda"}
-    assert search.query_lexemes("T") == set()  # querytree of a query with only negations or stop words
+    assert highlighting.query_lexemes("'alloc' & ( 'it''s' | 'cuda' )") == {"alloc", "it's", "cuda"}
+    assert highlighting.query_lexemes("T") == set()  # querytree of a query with only negations or stop words
 
 
 @ON_POSTGRES
@@ -223,7 +223,7 @@ def test_postgres_reference_candidates_are_those_cited_by_the_newest_published_d
 @ON_POSTGRES
 @pytest.mark.django_db
 def test_postgres_snippets_come_from_a_bounded_prefix_of_the_text(site):
-    PostFactory(title="Dugong facts", excerpt="", body="word " * search.SNIPPET_SOURCE_CHARS + "dugong")
+    PostFactory(title="Dugong facts", excerpt="", body="word " * highlighting.SNIPPET_SOURCE_CHARS + "dugong")
     [hit] = search.search("dugong").posts
     assert "<mark>" not in hit.snippet and hit.snippet.startswith("word word")
 
@@ -324,7 +324,7 @@ def test_search_citations_are_emptied_with_the_citations_even_in_one_truncate(si
 def test_highlighter_excerpt_keeps_the_token_a_match_starts_inside_and_counts_words_exactly():
     words = [f"w{n}" for n in range(40)]
     text = " ".join(words[:15]) + "\n(zebra) " + " ".join(words[15:])
-    highlighter = search.Highlighter(frozenset({"zebra"}))
+    highlighter = highlighting.Highlighter(frozenset({"zebra"}))
     assert highlighter.snippet(text) == (
         "… w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 (<mark>zebra</mark>) " + " ".join(words[15:34]) + " …"
     )
@@ -335,8 +335,8 @@ def test_highlighter_excerpt_keeps_the_token_a_match_starts_inside_and_counts_wo
 
 
 def test_highlighter_remembers_words_but_no_more_than_its_bound(monkeypatch):
-    monkeypatch.setattr(search, "MAX_KNOWN_WORDS", 3)
-    highlighter = search.Highlighter(frozenset({"zebra"}))
+    monkeypatch.setattr(highlighting, "MAX_KNOWN_WORDS", 3)
+    highlighter = highlighting.Highlighter(frozenset({"zebra"}))
     assert highlighter.snippet("zebras zebu zebrafish zeb zebra") == (
         "<mark>zebras</mark> zebu zebrafish zeb <mark>zebra</mark>"
     )
@@ -354,7 +354,7 @@ def test_postgres_search_stays_on_custom_plans_once_prepared(site):
     PostFactory(title="Numbat", body="numbat")
     sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
     params = {"now": timezone.now(), "published": Status.PUBLISHED.value, "results": search.RESULTS_PER_KIND,
-              "source_chars": search.SNIPPET_SOURCE_CHARS}
+              "source_chars": highlighting.SNIPPET_SOURCE_CHARS}
     with connection.cursor() as cursor:
         for query in ["-numbat", "-numbat -x", "-zebra"] * 3 + ["numbat"]:
             cursor.cursor.execute(sql, {**params, "query": query}, prepare=True)
@@ -379,7 +379,7 @@ def test_postgres_generic_plan_of_the_statement_is_priced_out(site):
     types = {"query": "text", "now": "timestamptz", "published": "text", "results": "int", "source_chars": "int"}
     numbered = re.sub(r"%\((\w+)\)s", lambda match: f"${names.index(match.group(1)) + 1}", sql)
     values = {"now": timezone.now(), "published": Status.PUBLISHED.value, "results": search.RESULTS_PER_KIND,
-              "source_chars": search.SNIPPET_SOURCE_CHARS}
+              "source_chars": highlighting.SNIPPET_SOURCE_CHARS}
 
     def cost(query: str) -> float:
         arguments = [query if name == "query" else values[name] for name in names]
@@ -410,7 +410,7 @@ def test_postgres_states_a_phrase_match_twice_so_its_estimate_is_rarer(site):
         PostFactory(title=f"Numbat {n}", body="numbat wombat" if n % 10 == 0 else "wombat and numbat")
     sql = search._statement(tuple(search.CANDIDATES_PER_KIND.items()))
     params = {"now": timezone.now(), "published": Status.PUBLISHED.value, "results": search.RESULTS_PER_KIND,
-              "source_chars": search.SNIPPET_SOURCE_CHARS}
+              "source_chars": highlighting.SNIPPET_SOURCE_CHARS}
 
     def matches_in_plan(query: str) -> int:
         with connection.cursor() as cursor:

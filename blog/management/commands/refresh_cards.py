@@ -9,7 +9,7 @@ from django.db.models import Q
 
 from blog.cards import refresh_cards
 from blog.models import Post
-from reader import caching
+from publishing.signals import announce_bulk_write
 
 
 class Command(BaseCommand):
@@ -23,5 +23,5 @@ class Command(BaseCommand):
         posts = Post.objects.filter(stale) if missing else Post.objects.all()
         count = refresh_cards(posts, body=True)
         if count:
-            caching.invalidate()  # bulk writes send no signals
+            announce_bulk_write(Post)  # bulk writes send no model signals
         self.stdout.write(f"{count} post card{'s' if count != 1 else ''} rendered")

@@ -2,7 +2,7 @@
 from django.core.management.base import BaseCommand
 
 from ingestion.models import WebhookDelivery
-from ingestion.webhooks import process_delivery
+from ingestion.deliveries import process_delivery
 
 
 class Command(BaseCommand):

@@ -7,9 +7,9 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from blog.models import Author, Post
-from blog.seeds import split_tags
+from demo.posts import split_tags
 from digests.models import Digest, Reference, Repository
-from digests.seeds import SeedFormatError, parse_pull_request_page, parse_wire_digest
+from demo.wire import SeedFormatError, parse_pull_request_page, parse_wire_digest
 from tests.conftest import SHARED_DIR
 
 SEEDS = Path(settings.SEEDS_DIR)

@@ -3,7 +3,7 @@
 The index shows, per post: ordered authors with optional @handles, a date, the
 tags run together into one word, an optional disclosure line and an excerpt,
 then "Continue reading →" glued to the next post's byline. It shows no titles,
-so titles, slugs and the tag vocabulary come from blog/seed_data/recent_posts.json.
+so titles, slugs and the tag vocabulary come from demo/recent_posts.json.
 """
 import datetime
 import json
@@ -14,12 +14,12 @@ from pathlib import Path
 from django.db import transaction
 from django.utils.text import slugify
 
-from digests.seeds import SeedFormatError, noon_utc, parse_long_date, sync_fields
+from blog.models import Author, Post, PostAuthor
 from publishing.workflow import Status
 
-from .models import Author, Post, PostAuthor
+from .wire import SeedFormatError, noon_utc, parse_long_date, sync_fields
 
-SEED_DATA = Path(__file__).resolve().parent / "seed_data" / "recent_posts.json"
+SEED_DATA = Path(__file__).resolve().parent / "recent_posts.json"
 CONTINUE = "Continue reading →"
 BYLINE_RE = re.compile(r"^(?P<authors>.+) · (?P<date>[A-Z][a-z]+ \d{1,2}, \d{4})$")
 AUTHOR_RE = re.compile(r"^(?P<name>[^()@]+?)(?: \(@(?P<handle>[A-Za-z0-9_-]+)\))?$")

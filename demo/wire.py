@@ -2,7 +2,7 @@
 
 Two document kinds live here: a digest in The Wire's published text format and
 a GitHub pull-request page saved as text. (The blog's "Recent Posts" index is
-in blog/seeds.py.) Parsing is kept apart from storing: the parsers return plain
+in demo/posts.py.) Parsing is kept apart from storing: the parsers return plain
 dataclasses, so a malformed document fails with a message naming the line
 before anything is written, and the importers upsert on natural keys, so
 running the import again changes nothing.
@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils.text import slugify
 
+from digests.models import ActionItem, Digest, DigestReference, Reference, Repository, Topic
 from publishing.workflow import Status
-
-from .models import ActionItem, Digest, DigestReference, Reference, Repository, Topic
 
 REPO = r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+"
 ACTION_ITEM_RE = re.compile(rf"^- → (?P<text>.+) (?P<repo>{REPO}) \[(?P<priority>\w+)\]$")

@@ -5,8 +5,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from blog.seeds import import_recent_posts
-from digests.seeds import (
+from demo.posts import import_recent_posts
+from demo.wire import (
     SeedFormatError,
     import_digest,
     import_pull_request,

@@ -1,0 +1,39 @@
+"""Keeping stored post cards true (blog.cards): the writes Post.save does not see.
+
+A card shows the post's bylines and tags and its authors' and tags' names, so
+saving or deleting a byline or tagging row, or renaming an author or a tag,
+re-renders the posts concerned, in the same transaction. Connected in
+``BlogConfig.ready``.
+"""
+from django.db.models.signals import post_delete, post_save
+from taggit.models import Tag
+
+from .cards import refresh_cards
+from .models import Author, Post, PostAuthor, TaggedPost
+
+
+def _post_of_link(sender, instance, **kwargs) -> None:
+    """A byline or tagging row was saved or deleted: its post's card changed."""
+    refresh_cards(Post.objects.filter(pk=_post_id(instance)))
+
+
+def _post_id(link) -> int:
+    return getattr(link, "post_id", None) or link.content_object_id
+
+
+def _posts_of_author(sender, instance, created=False, **kwargs) -> None:
+    if not created:
+        refresh_cards(instance.posts.all())
+
+
+def _posts_of_tag(sender, instance, created=False, **kwargs) -> None:
+    if not created:
+        refresh_cards(Post.objects.filter(tagged_items__tag=instance))
+
+
+def connect() -> None:
+    for model in (PostAuthor, TaggedPost):
+        post_save.connect(_post_of_link, sender=model, dispatch_uid=f"cards-save-{model._meta.label}")
+        post_delete.connect(_post_of_link, sender=model, dispatch_uid=f"cards-delete-{model._meta.label}")
+    post_save.connect(_posts_of_author, sender=Author, dispatch_uid="cards-author")
+    post_save.connect(_posts_of_tag, sender=Tag, dispatch_uid="cards-tag")

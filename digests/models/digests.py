@@ -1,0 +1,311 @@
+"""Digests -- a day's news about one topic -- and what each is made of: citations, action items, FAQ."""
+import reversion
+from django.db import connections, models, router
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.text import slugify
+
+from publishing.rendering import render_markdown
+from publishing.signals import announce_bulk_write
+from publishing.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
+
+from .. import cards
+from ..citations import CitationReport, check_citations
+from .references import Reference
+from .topics import Repository, Topic
+
+
+#: A digest's columns a feed entry prints (``DigestQuerySet.with_feed_data``).
+FEED_DIGEST_FIELDS = ("topic__name", "topic__slug", "date", "headline", "slug", "summary_html", "body_html",
+                      "byline", "status", "published_at", "updated_at")
+
+
+class DigestQuerySet(PublishableQuerySet):
+    def with_listing_data(self):
+        return self.select_related("topic")
+
+    def for_cards(self):
+        """Only what a listing prints (the stored card) and its keyset sort key (date, published_at, id)."""
+        return self.only("card_html", "date", "published_at")
+
+    def for_page(self):
+        """What a digest page prints: the stored parts, not the Markdown sources or the card."""
+        return self.select_related("topic").only(
+            "slug", "headline", "section", "label", "date", "status", "published_at", "summary_html", "body_html",
+            "description", "byline_html", "page_html", "head_html", "topic__name", "topic__slug",
+        )
+
+    def refresh_rendered(self) -> int:
+        """Re-render and store the card and page parts of these digests (see ``digests.cards``).
+
+        The signals below call it whenever something a digest shows is written; call
+        it yourself after ``bulk_create``/``update()`` of digests or their children,
+        which send no signals. Returns how many digests were rendered.
+        """
+        count = cards.refresh(self)
+        if count:
+            announce_bulk_write(Digest)  # bulk_update sends no model signals
+        return count
+
+    def citing(self, repository: "Repository"):
+        """Digests that cite a reference of this repository or name it in an action item.
+
+        Read from ``DigestRepository`` (one row per digest and repository, kept with
+        the digest's rendered parts), not from the repository's references: a busy
+        repository has tens of thousands of those, a digest a dozen repositories.
+        """
+        return self.filter(pk__in=DigestRepository.objects.filter(repository=repository).values("digest_id"))
+
+    def citing_keys(self, repository: "Repository", kind: str, keys: list[str]):
+        """Digests citing any of these references (by natural key): to re-render after a bulk upsert of them."""
+        cited = DigestReference.objects.filter(
+            reference__repository=repository, reference__kind=kind, reference__key__in=keys
+        ).values("digest_id")
+        return self.filter(pk__in=cited)
+
+    def with_page_data(self):
+        """Everything a digest page shows, in a fixed number of queries."""
+        return self.select_related("topic").prefetch_related(
+            models.Prefetch(
+                "digest_references",
+                queryset=DigestReference.objects.select_related("reference__repository"),
+            ),
+            models.Prefetch("action_items", queryset=ActionItem.objects.select_related("repository")),
+            "faq_entries",
+        )
+
+    def with_feed_data(self):
+        """What a feed entry prints (``digests/feed_content.html``), in a fixed number of queries.
+
+        Like ``with_page_data`` but without the columns an entry never shows: the
+        digest's stored page parts and Markdown sources, and the cited references'
+        bodies. Those bodies, written by strangers and often long, were most of a
+        Wire feed's 45 ms on the benchmark archive.
+        """
+        cited = DigestReference.objects.select_related("reference__repository").only(
+            "digest_id", "number", "reference__kind", "reference__title", "reference__number", "reference__url",
+            "reference__repository__full_name",
+        )
+        items = ActionItem.objects.select_related("repository").only(
+            "digest_id", "text", "priority", "position", "repository__full_name",
+        )
+        return self.select_related("topic").only(*FEED_DIGEST_FIELDS).prefetch_related(
+            models.Prefetch("digest_references", queryset=cited), models.Prefetch("action_items", queryset=items),
+        )
+
+    def with_action_priority(self, priority: str):
+        """Digests with at least one action item of this priority (each digest once)."""
+        return self.filter(pk__in=ActionItem.objects.filter(priority=priority).values("digest_id"))
+
+
+#: Digest.neighbours: the published digests of one topic just before and just after a date.
+NEIGHBOURS_SQL = """
+    SELECT * FROM (
+        SELECT id, slug, headline, 'previous' AS side FROM digests_digest
+        WHERE topic_id = %(topic)s AND status = %(published)s AND published_at <= %(now)s AND date < %(date)s
+        ORDER BY date DESC, id DESC LIMIT 1
+    ) AS previous
+    UNION ALL
+    SELECT * FROM (
+        SELECT id, slug, headline, 'next' AS side FROM digests_digest
+        WHERE topic_id = %(topic)s AND status = %(published)s AND published_at <= %(now)s AND date > %(date)s
+        ORDER BY date, id LIMIT 1
+    ) AS following
+"""
+
+
+class Digest(PublishableModel):
+    """A day's news about one topic, citing numbered references."""
+
+    publish_permission = "digests.publish_digest"
+
+    topic = models.ForeignKey(Topic, related_name="digests", on_delete=models.PROTECT)
+    date = models.DateField(help_text="The day of activity this digest covers.")
+    section = models.CharField(max_length=60, default="The Wire")
+    label = models.CharField(max_length=60, blank=True, help_text="Second half of the kicker, e.g. Showcase.")
+    headline = models.CharField(max_length=300)
+    summary = models.TextField(help_text="Markdown. Cite references by number: [1] or [ref:1].")
+    body = models.TextField(blank=True, help_text="Markdown. Cite references by number: [1] or [ref:1].")
+    summary_html = models.TextField(blank=True, editable=False)
+    body_html = models.TextField(blank=True, editable=False)
+    byline = models.CharField(max_length=100, default="RepoJournal")
+    slug = models.SlugField(max_length=200, unique=True, help_text="Part of the digest's address.")
+    # Rendered on write by digests.cards from this digest and its own children (kept true by the signals below).
+    description = models.TextField(blank=True, editable=False, help_text="The summary as plain text.")
+    byline_html = models.TextField(blank=True, editable=False)
+    card_html = models.TextField(blank=True, editable=False, help_text="The listing card, heading at <h2>.")
+    page_html = models.TextField(blank=True, editable=False, help_text="Action items, references, FAQ, shipped.")
+    head_html = models.TextField(blank=True, editable=False, help_text="JSON-LD: NewsArticle and FAQPage.")
+    references = models.ManyToManyField(Reference, through="DigestReference", related_name="digests")
+
+    objects = DigestQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-date", "-published_at", "-id"]
+        get_latest_by = "date"
+        permissions = [("publish_digest", "Can approve, publish, schedule and archive digests")]
+        constraints = [models.UniqueConstraint(fields=["topic", "date"], name="one_digest_per_topic_and_day")]
+        indexes = [
+            # The Wire walks published digests newest first and stops after a page.
+            models.Index(
+                fields=["-date", "-published_at", "-id"], name="digest_published_order",
+                condition=models.Q(status="published"),
+            ),
+            # API lists page through (updated_at, id) with a keyset cursor.
+            models.Index(fields=["updated_at", "id"], name="digest_updated_order"),
+        ]
+
+    def __str__(self) -> str:
+        return self.headline
+
+    def save(self, *args, **kwargs):
+        if not self.slug:
+            self.slug = slugify(f"{self.topic.slug}-{self.date}")
+        self.summary_html = render_markdown(self.summary, citations=True)
+        self.body_html = render_markdown(self.body, citations=True)
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("digests:detail", args=[self.slug])
+
+    @property
+    def kicker(self) -> str:
+        return " · ".join(part for part in (self.section, self.label) if part)
+
+    @property
+    def display_date(self) -> str:
+        return date_format(self.date, "F j, Y")
+
+    def neighbours(self) -> tuple["Digest | None", "Digest | None"]:
+        """The previous and next published digests of the same topic, by date.
+
+        Decided per request (publication is time-based), in one statement
+        (NEIGHBOURS_SQL) of two probes of the (topic, date) index: as two ORM
+        queries, building them cost more CPU than the database spent running them.
+        """
+        using = router.db_for_read(Digest, instance=self)  # this digest's database
+        ops = connections[using].ops
+        params = {"topic": self.topic_id, "date": ops.adapt_datefield_value(self.date), "published": Status.PUBLISHED,
+                  "now": ops.adapt_datetimefield_value(timezone.now())}
+        found = {digest.side: digest for digest in Digest.objects.using(using).raw(NEIGHBOURS_SQL, params)}
+        return found.get("previous"), found.get("next")
+
+    def citation_report(self) -> CitationReport:
+        numbers = self.digest_references.values_list("number", flat=True)
+        return check_citations([self.summary, self.body], numbers)
+
+    def check_publishable(self) -> None:
+        report = self.citation_report()
+        if not report.ok:
+            raise WorkflowError(f"“{self.headline}” cannot be published: {report.error_message()}")
+
+    def shipped_repositories(self) -> list[Repository]:
+        """Repositories of the cited references, in citation order, each once."""
+        seen: dict[int, Repository] = {}
+        for item in self.digest_references.all():
+            seen.setdefault(item.reference.repository_id, item.reference.repository)
+        return list(seen.values())
+
+    def default_faq(self) -> list[tuple[str, str]]:
+        """The FAQ the seed digests carry, generated from this digest's content."""
+        return cards.default_faq(
+            self.topic.name, self.display_date, self.summary, [item.text for item in self.action_items.all()],
+            [repo.full_name for repo in self.shipped_repositories()],
+        )
+
+    def faq(self) -> list[tuple[str, str]]:
+        """The editors' FAQ, or the generated defaults while there is none."""
+        entries = [(entry.question, entry.answer) for entry in self.faq_entries.all()]
+        return entries or self.default_faq()
+
+    def add_default_faq(self) -> int:
+        """Store the generated FAQ so editors can edit it; returns how many entries were added."""
+        if self.faq_entries.exists():
+            return 0
+        entries = self.default_faq()
+        for position, (question, answer) in enumerate(entries, start=1):
+            # save(), not bulk_create(): the page cache and revisions listen for save signals
+            FAQEntry.objects.create(digest=self, position=position, question=question, answer=answer)
+        return len(entries)
+
+
+class DigestReference(models.Model):
+    """A reference as cited by one digest, under its citation number."""
+
+    digest = models.ForeignKey(Digest, related_name="digest_references", on_delete=models.CASCADE)
+    reference = models.ForeignKey(Reference, related_name="citations", on_delete=models.PROTECT)
+    number = models.PositiveSmallIntegerField(help_text="The citation number used in the text: [1], [ref:1].")
+
+    class Meta:
+        ordering = ["number"]
+        verbose_name = "cited reference"
+        constraints = [
+            models.UniqueConstraint(fields=["digest", "number"], name="unique_citation_number"),
+            models.UniqueConstraint(fields=["digest", "reference"], name="unique_cited_reference"),
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.number}] {self.reference}"
+
+
+class DigestRepository(models.Model):
+    """A repository a digest cites or names in an action item: what ``Digest.citing()`` reads.
+
+    Derived data, rewritten by ``digests.cards.refresh`` whenever the digest's parts
+    are (the same signals keep both true); never edited by hand.
+    """
+
+    digest = models.ForeignKey(Digest, related_name="repository_links", on_delete=models.CASCADE)
+    repository = models.ForeignKey(Repository, related_name="digest_links", on_delete=models.CASCADE)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["repository", "digest"], name="unique_digest_repository"),
+        ]
+
+
+class ActionItem(models.Model):
+    """Something readers of a digest should do, for one repository, with a priority."""
+
+    class Priority(models.TextChoices):
+        IMMEDIATE = "immediate", "Immediate"
+        PLAN = "plan", "Plan"
+        MONITOR = "monitor", "Monitor"
+
+    digest = models.ForeignKey(Digest, related_name="action_items", on_delete=models.CASCADE)
+    position = models.PositiveSmallIntegerField(default=0)
+    text = models.TextField()
+    repository = models.ForeignKey(
+        Repository, related_name="action_items", null=True, blank=True, on_delete=models.PROTECT
+    )
+    priority = models.CharField(max_length=20, choices=Priority.choices, default=Priority.PLAN, db_index=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class FAQEntry(models.Model):
+    """One question and answer at the foot of a digest."""
+
+    digest = models.ForeignKey(Digest, related_name="faq_entries", on_delete=models.CASCADE)
+    position = models.PositiveSmallIntegerField(default=0)
+    question = models.CharField(max_length=300)
+    answer = models.TextField()
+
+    class Meta:
+        ordering = ["position", "id"]
+        verbose_name = "FAQ entry"
+        verbose_name_plural = "FAQ entries"
+
+    def __str__(self) -> str:
+        return self.question
+
+
+# Revision history: a digest's version includes its citations, action items and FAQ.
+for _model in (DigestReference, ActionItem, FAQEntry):
+    reversion.register(_model)
+reversion.register(Digest, follow=["digest_references", "action_items", "faq_entries"])

@@ -1,0 +1,180 @@
+"""References: the pieces of repository activity a digest can cite."""
+import datetime
+
+from django.db import models, router
+from django.utils import timezone
+
+from publishing.rendering import render_github_markdown
+
+from .. import cards
+from .topics import Repository, digest_model
+
+
+class ReferenceQuerySet(models.QuerySet):
+    def published(self):
+        """References cited by at least one published digest.
+
+        Raw GitHub activity only becomes RepoJournal content once a published
+        digest cites it; until then it is as private as the draft citing it.
+        """
+        return self.filter(
+            pk__in=digest_model("DigestReference").objects.filter(
+                digest__in=digest_model("Digest").objects.published()
+            ).values("reference_id")
+        )
+
+    def merged_per_week(self, weeks: int, *, today=None) -> list[tuple["datetime.date", int]]:
+        """Count merged items per week (weeks start on Monday), oldest first, zeros included.
+
+        One query: the database filters the window, Python buckets the dates, so
+        the result is the same on SQLite and PostgreSQL.
+        """
+        today = today or timezone.localdate()
+        first_monday = today - datetime.timedelta(days=today.weekday(), weeks=weeks - 1)
+        start = timezone.make_aware(datetime.datetime.combine(first_monday, datetime.time.min))
+        counts = dict.fromkeys((first_monday + datetime.timedelta(weeks=i) for i in range(weeks)), 0)
+        for merged_at in self.filter(merged_at__gte=start).values_list("merged_at", flat=True):
+            day = timezone.localtime(merged_at).date()
+            week = day - datetime.timedelta(days=day.weekday())
+            if week in counts:
+                counts[week] += 1
+        return list(counts.items())
+
+    def upsert(self, repository: Repository, kind: str, key: str, **fields):
+        """Create or update the reference with this natural key.
+
+        Returns ``(reference, outcome)`` where outcome is "created", "updated" or
+        "unchanged"; an unchanged row is not written, so re-running an import is
+        free and leaves ``updated_at`` alone.
+        """
+        reference = self.filter(repository=repository, kind=kind, key=key).first()
+        if reference is None:
+            return self.create(repository=repository, kind=kind, key=key, **fields), "created"
+        changed = {name: value for name, value in fields.items() if getattr(reference, name) != value}
+        if not changed:
+            return reference, "unchanged"
+        for name, value in changed.items():
+            setattr(reference, name, value)
+        reference.save()
+        return reference, "updated"
+
+    def upsert_many(self, repository: Repository, kind: str, rows: dict, *, skip=None) -> dict:
+        """``upsert`` for a batch (a page of a GitHub listing) in a fixed number of queries.
+
+        ``rows`` maps each key to its fields. One SELECT finds the existing rows
+        (with whatever ``select_related`` the caller put on this queryset), one
+        INSERT creates the new ones and one UPDATE writes the changed ones; an
+        unchanged row is not written and keeps ``updated_at``, as with
+        ``upsert``; on PostgreSQL the INSERT's column arrays are bound on the
+        server (settings: ``server_side_binding``). Bulk writes skip ``save()`` and its signals, so
+        Markdown is rendered here -- only for new or changed bodies -- and the caller
+        invalidates the page cache. ``skip(reference, fields)`` may keep an
+        existing row as it is (its outcome is then "skipped"). Returns
+        ``{key: (reference, outcome)}``; created references have their ids.
+        """
+        existing = {
+            ref.key: ref for ref in self.filter(repository=repository, kind=kind, key__in=list(rows)).order_by()
+        }
+        now, results, new, changed, written = timezone.now(), {}, [], [], {"updated_at"}
+        for key, fields in rows.items():
+            reference = existing.get(key)
+            if reference is None:
+                reference = self.model(repository=repository, kind=kind, key=key, **fields)
+                reference.body_html = render_github_markdown(reference.body)
+                new.append(reference)
+                results[key] = (reference, "created")
+                continue
+            kept = bool(skip and skip(reference, fields))
+            diff = {} if kept else {name: value for name, value in fields.items() if getattr(reference, name) != value}
+            if not diff:
+                results[key] = (reference, "skipped" if kept else "unchanged")
+                continue
+            for name, value in diff.items():
+                setattr(reference, name, value)
+            if "body" in diff:
+                reference.body_html = render_github_markdown(reference.body)
+                written.add("body_html")
+            reference.updated_at = now
+            written.update(diff)
+            changed.append(reference)
+            results[key] = (reference, "updated")
+        using = self._db or router.db_for_write(self.model)
+        if new:
+            self.model._base_manager.db_manager(using).bulk_create(new)
+        if changed:
+            self.model._base_manager.db_manager(using).bulk_update(changed, sorted(written))
+        return results
+
+    def cited_by(self, digests, cited: bool = True):
+        """References cited (or, with cited=False, not cited) by any of `digests`."""
+        citing = digest_model("DigestReference").objects.filter(digest__in=digests).values("reference_id")
+        return self.filter(pk__in=citing) if cited else self.exclude(pk__in=citing)
+
+
+class Reference(models.Model):
+    """One piece of repository activity a digest can cite.
+
+    ``key`` is GitHub's own identity for the item within its repository and kind
+    (the number of a pull request or issue, the SHA of a commit, the tag of a
+    release), so every importer upserts on (repository, kind, key) and a re-import
+    updates instead of duplicating. Items known only from a document, with no
+    GitHub id, are keyed by their title.
+    """
+
+    class Kind(models.TextChoices):
+        PULL_REQUEST = "pull_request", "Pull request"
+        COMMIT = "commit", "Commit"
+        RELEASE = "release", "Release"
+        ISSUE = "issue", "Issue"
+
+    repository = models.ForeignKey(Repository, related_name="references", on_delete=models.PROTECT)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    key = models.CharField(
+        max_length=200,
+        help_text="GitHub's id within the repository: PR/issue number, commit SHA or release tag.",
+    )
+    number = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Pull request or issue number (for a commit: the PR it landed)."
+    )
+    sha = models.CharField("SHA", max_length=40, blank=True)
+    title = models.CharField(max_length=500)
+    url = models.URLField(max_length=500, blank=True)
+    author_login = models.CharField(max_length=100, blank=True)
+    co_authors = models.JSONField(
+        default=list, blank=True, help_text="Names/logins from Co-authored-by: trailers, in order."
+    )
+    state = models.CharField(max_length=20, blank=True, help_text="open, closed, merged, published…")
+    merged_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    labels = models.JSONField(default=list, blank=True)
+    body = models.TextField(blank=True, help_text="Raw Markdown from GitHub, written by strangers.")
+    body_html = models.TextField(blank=True, editable=False)
+    opened_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it was opened, authored or released on GitHub."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ReferenceQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-merged_at", "-opened_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["repository", "kind", "key"], name="unique_reference_natural_key")
+        ]
+        indexes = [
+            # The API's references of one repository in sync order (updated_at, id): a page walks
+            # this repository's rows in order and stops, however many it has.
+            models.Index(fields=["repository", "updated_at", "id"], name="reference_repository_updated"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_title
+
+    def save(self, *args, **kwargs):
+        self.body_html = render_github_markdown(self.body)
+        super().save(*args, **kwargs)
+
+    @property
+    def display_title(self) -> str:
+        """The title as the seed digests show it: commits carry their PR number, "(#186025)"."""
+        return cards.display_title(self.kind, self.title, self.number)

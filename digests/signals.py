@@ -1,0 +1,59 @@
+"""Keeping the rendered parts true (digests.cards).
+
+Every write of something a digest's card or page shows re-renders the digests
+showing it. Connected in ``DigestsConfig.ready``.
+"""
+from django.db.models.signals import post_delete, post_save, pre_save
+
+from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
+
+
+def _refresh_digest(sender, instance, raw=False, origin=None, **kwargs):
+    """A citation, action item or FAQ entry changed: its digest's page shows it.
+
+    Not while the digest itself is being deleted (its children go first): rendering
+    it then would re-create repository links the deletion has already collected.
+    """
+    deleting_digests = isinstance(origin, Digest) or getattr(origin, "model", None) is Digest
+    if not raw and not deleting_digests:
+        Digest.objects.filter(pk=instance.digest_id).refresh_rendered()
+
+
+def _refresh_saved_digest(sender, instance, raw=False, **kwargs):
+    if not raw:
+        Digest.objects.filter(pk=instance.pk).refresh_rendered()
+
+
+def _refresh_citing_digests(sender, instance, raw=False, created=False, **kwargs):
+    """A reference's title, URL, kind or repository shows in every digest citing it (one indexed query)."""
+    if not raw and not created:
+        Digest.objects.filter(digest_references__reference=instance).refresh_rendered()
+
+
+def _remember_shown(sender, instance, raw=False, **kwargs):
+    """Before a topic or repository is saved, note the values digests show, to re-render only on a change."""
+    if not raw and instance.pk:
+        instance._shown_before = sender.objects.filter(pk=instance.pk).values_list(*SHOWN[sender]).first()
+
+
+def _refresh_if_shown_changed(sender, instance, raw=False, created=False, **kwargs):
+    """A renamed topic or repository re-renders its digests (hundreds: not for a description edit)."""
+    before = getattr(instance, "_shown_before", None)
+    if raw or created or before is None or before == tuple(getattr(instance, name) for name in SHOWN[sender]):
+        return
+    digests = Digest.objects.filter(topic=instance) if sender is Topic else Digest.objects.citing(instance)
+    digests.refresh_rendered()
+
+
+SHOWN = {Topic: ("name", "slug"), Repository: ("full_name",)}
+
+
+def connect() -> None:
+    for model in (DigestReference, ActionItem, FAQEntry):
+        post_save.connect(_refresh_digest, sender=model, dispatch_uid=f"cards-save-{model.__name__}")
+        post_delete.connect(_refresh_digest, sender=model, dispatch_uid=f"cards-delete-{model.__name__}")
+    post_save.connect(_refresh_saved_digest, sender=Digest, dispatch_uid="cards-save-Digest")
+    post_save.connect(_refresh_citing_digests, sender=Reference, dispatch_uid="cards-save-Reference")
+    for model in SHOWN:
+        pre_save.connect(_remember_shown, sender=model, dispatch_uid=f"cards-before-{model.__name__}")
+        post_save.connect(_refresh_if_shown_changed, sender=model, dispatch_uid=f"cards-{model.__name__}")
