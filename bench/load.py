@@ -49,16 +49,19 @@ def require_wrk() -> str:
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str]):
-    """gunicorn with 2 sync workers on a free port (extra environment `env`), its base URL while the block runs."""
+def gunicorn(env: dict[str, str], project_dir: Path = PROJECT_DIR):
+    """gunicorn with 2 sync workers on a free port (extra environment `env`), its base URL while the block runs.
+
+    `project_dir` is the checkout whose code it serves (``bench.compare`` serves two side by side).
+    """
     port = free_port()
     server_env = {**os.environ, **env}
     command = [
         sys.executable, "-m", "gunicorn", "repojournal.wsgi:application", "--workers", str(WORKERS),
         "--worker-class", "sync", "--bind", f"127.0.0.1:{port}", "--log-level", "warning",
-        "--backlog", "2048", "--chdir", str(PROJECT_DIR),
+        "--backlog", "2048", "--chdir", str(project_dir),
     ]
-    process = subprocess.Popen(command, env=server_env, cwd=PROJECT_DIR, start_new_session=True)
+    process = subprocess.Popen(command, env=server_env, cwd=project_dir, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(base, process)
