@@ -99,13 +99,6 @@ class PostQuerySet(PublishableQuerySet):
             "tags",
         )
 
-    def tagged_with_all(self, slugs):
-        """Posts carrying every one of these tag slugs (one subquery per tag, no duplicate rows)."""
-        queryset = self
-        for slug in slugs:
-            queryset = queryset.filter(pk__in=TaggedPost.objects.filter(tag__slug=slug).values("content_object_id"))
-        return queryset
-
     def matching(self, text: str):
         """A plain substring match on title, excerpt and body; works the same on every database."""
         return self.filter(

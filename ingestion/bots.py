@@ -9,10 +9,6 @@ def bot_logins() -> set[str]:
     return names | {f"{name}[bot]" for name in names}
 
 
-def is_bot(login: str) -> bool:
-    return (login or "").lower() in bot_logins()
-
-
 def exclude_bots(references):
     """A Reference queryset without bot-authored rows (matched case-insensitively, as GitHub logins are)."""
     return references.alias(login_lower=Lower("author_login")).exclude(login_lower__in=bot_logins())

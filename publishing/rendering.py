@@ -6,7 +6,6 @@ because GitHub bodies use it -- always passes through nh3's allow-list before it
 is stored. Nothing else in the project emits user text with ``|safe``.
 """
 import re
-from html import escape
 
 import cmarkgfm
 import nh3
@@ -145,8 +144,3 @@ def render_github_markdown(text: str) -> str:
     if '<code class="language-' in html:
         return render_markdown(text)
     return sanitize_html(html)
-
-
-def render_plain(text: str) -> str:
-    """Escape plain text for HTML (used where Markdown would be wrong, e.g. titles)."""
-    return escape(text or "")

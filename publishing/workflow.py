@@ -42,9 +42,6 @@ class PublishableQuerySet(models.QuerySet):
         """
         return self.filter(status=Status.PUBLISHED, published_at__lte=timezone.now() if now is None else now)
 
-    def awaiting_review(self):
-        return self.filter(status=Status.IN_REVIEW)
-
 
 class PublishableModel(models.Model):
     """Status, publication time and the permission rules for changing them."""

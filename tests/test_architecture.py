@@ -68,3 +68,21 @@ def test_no_module_is_over_400_lines():
             if lines > MAX_MODULE_LINES:
                 long[os.path.relpath(path, ROOT)] = lines
     assert long == {}
+
+
+def used_in(templates: str, name: str) -> bool:
+    return f"{{% {name} " in templates or f"{{% {name} %}}" in templates or f"|{name}" in templates
+
+
+def test_every_template_tag_and_filter_is_used_by_a_template():
+    """A tag no template uses rots unnoticed (``digest_json_ld`` called ``news_article`` wrongly for months)."""
+    from django.template.library import import_library
+
+    templates = "\n".join(path.read_text() for path in (ROOT / "templates").rglob("*.*"))
+    unused = [
+        f"{module}.{name}"
+        for module in ("digests.templatetags.reader", "blog.templatetags.cards")
+        for name in [*import_library(module).tags, *import_library(module).filters]
+        if not used_in(templates, name)
+    ]
+    assert unused == []

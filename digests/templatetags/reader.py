@@ -83,16 +83,6 @@ def page_link(context, page, direction: str) -> str:
 
 
 @register.simple_tag
-def digest_json_ld(digest):
-    return json_ld(structured_data.news_article(digest))
-
-
-@register.simple_tag
-def faq_json_ld(digest):
-    return json_ld(structured_data.faq_page(digest))
-
-
-@register.simple_tag
 def post_json_ld(post):
     """The BlogPosting stored with the post (blog/cards.py) and its last change."""
     return json_ld({**post.posting, "dateModified": structured_data.iso_date(post.updated_at)})
