@@ -9,7 +9,7 @@ import orjson
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_vary_headers
-from django.utils.http import http_date
+from django.utils.http import http_date, parse_etags
 from ninja import Schema
 from ninja.errors import HttpError
 from ninja.renderers import BaseRenderer, NinjaJSONEncoder
@@ -93,14 +93,23 @@ def url_maker(viewname: str):
 
 # --- Conditional GET ------------------------------------------------------
 
+def detail_json(schema: type[Schema], obj) -> bytes:
+    """`obj` as `schema` JSON: the body of a detail answer, and what its ETag is a digest of."""
+    return json.dumps(schema.from_orm(obj).model_dump(mode="json"), cls=NinjaJSONEncoder).encode()
+
+
+def etag_of(body: bytes) -> str:
+    return '"%s"' % hashlib.sha256(body).hexdigest()[:32]
+
+
 def conditional_json(request: HttpRequest, schema: type[Schema], obj, last_modified, public: bool) -> HttpResponse:
     """`obj` as `schema` JSON with ETag / Last-Modified / Cache-Control, or a bare 304.
 
     The ETag is a digest of the JSON itself, so it changes whenever anything
     shown changes, including related objects with no timestamp of their own.
     """
-    body = json.dumps(schema.from_orm(obj).model_dump(mode="json"), cls=NinjaJSONEncoder).encode()
-    etag = '"%s"' % hashlib.sha256(body).hexdigest()[:32]
+    body = detail_json(schema, obj)
+    etag = etag_of(body)
     stamp = int(last_modified.timestamp())
     answer = get_conditional_response(request, etag=etag, last_modified=stamp)
     if answer is not None and answer.status_code == 412:
@@ -112,3 +121,30 @@ def conditional_json(request: HttpRequest, schema: type[Schema], obj, last_modif
     answer["Cache-Control"] = PUBLIC_CACHE_CONTROL if public else PRIVATE_CACHE_CONTROL
     patch_vary_headers(answer, ["Authorization"])
     return answer
+
+
+def require_unchanged(request: HttpRequest, schema: type[Schema], current) -> None:
+    """Honour ``If-Match`` on a write: 412 unless the client's ETag is that of `current` (as a GET shows it).
+
+    Call it with the row locked (``select_for_update`` in the write's transaction), so two clients
+    sending the same ETag cannot both pass: the second waits for the first's commit, then sees a new
+    ETag. ``If-Match: *`` matches any existing object; weak ETags never match (RFC 9110 13.1.1).
+    """
+    header = request.headers.get("If-Match")
+    if header is None:
+        return
+    etags = parse_etags(header)
+    if etags == ["*"]:
+        return
+    if etag_of(detail_json(schema, current)) not in etags:
+        raise HttpError(412, "Precondition failed: the object has changed since you read it. "
+                             "GET it again and send its new ETag in If-Match.")
+
+
+def written_json(schema: type[Schema], obj, status: int = 200) -> HttpResponse:
+    """A write's answer: `obj` exactly as its detail GET shows it, with the ETag a next write's If-Match sends."""
+    body = detail_json(schema, obj)
+    response = HttpResponse(body, status=status, content_type="application/json; charset=utf-8")
+    response["ETag"] = etag_of(body)
+    response["Cache-Control"] = "private, no-store"
+    return response

@@ -15,6 +15,7 @@ import reversion
 from accounts.models import ApiToken
 from api.auth import token_auth
 from api.errors import error_responses
+from api.responses import require_unchanged, written_json
 from api.throttling import throttles
 from api.writing import FieldProblems, record_revision, require_write
 from publishing.workflow import Status
@@ -56,8 +57,15 @@ def save_post(post: Post, payload: PostIn, token: ApiToken, verb: str) -> Post:
     return Post.objects.with_listing_data().get(pk=post.pk)
 
 
-def _editable_post(token: ApiToken, slug: str) -> Post:
-    post = get_object_or_404(Post, slug=slug)
+def _locked_post(request: HttpRequest, slug: str) -> Post:
+    """The post, locked until the write's transaction ends, if the client's If-Match still matches it."""
+    post = get_object_or_404(Post.objects.select_for_update(of=("self",)), slug=slug)
+    require_unchanged(request, PostOut, Post.objects.with_listing_data().get(pk=post.pk))
+    return post
+
+
+def _editable_post(request: HttpRequest, token: ApiToken, slug: str) -> Post:
+    post = _locked_post(request, slug)
     if not post.can_edit(token.user):
         raise HttpError(403, "Only Publishers can change a post that is published or archived.")
     return post
@@ -73,25 +81,31 @@ def _move(post: Post, token: ApiToken, status: str, published_at=None) -> Post:
 def create_post(request: HttpRequest, payload: PostIn):
     """Create a draft post (write:content)."""
     token = require_write(request, "blog.add_post")
-    return HttpStatus(201, save_post(Post(status=Status.DRAFT), payload, token, "Created"))
+    return written_json(PostOut, save_post(Post(status=Status.DRAFT), payload, token, "Created"), status=201)
 
 
 def update_post(request: HttpRequest, slug: str, payload: PostIn):
     """Replace a post's text, byline and tags (write:content)."""
     token = require_write(request, "blog.change_post")
-    return save_post(_editable_post(token, slug), payload, token, "Updated")
+    with transaction.atomic():
+        post = save_post(_editable_post(request, token, slug), payload, token, "Updated")
+    return written_json(PostOut, post)
 
 
 def submit_post(request: HttpRequest, slug: str):
     """Submit a draft for review (write:content)."""
     token = require_write(request, "blog.change_post")
-    return _move(_editable_post(token, slug), token, Status.IN_REVIEW)
+    with transaction.atomic():
+        post = _move(_editable_post(request, token, slug), token, Status.IN_REVIEW)
+    return written_json(PostOut, post)
 
 
 def set_post_status(request: HttpRequest, slug: str, payload: StatusIn):
     """Publish, schedule, archive or return to draft (publish scope; Publishers only)."""
     token = require_write(request, "blog.change_post", scope=ApiToken.Scope.PUBLISH)
-    return _move(get_object_or_404(Post, slug=slug), token, payload.status, payload.published_at)
+    with transaction.atomic():
+        post = _move(_locked_post(request, slug), token, payload.status, payload.published_at)
+    return written_json(PostOut, post)
 
 
 def create_author(request: HttpRequest, payload: NewAuthorIn):
@@ -106,7 +120,8 @@ def create_author(request: HttpRequest, payload: NewAuthorIn):
 
 def register(router) -> None:
     """Add the write operations to the app's router (blog/api.py), after its reads, as OpenAPI lists them."""
-    created, changed = {201: PostOut, **error_responses(401, 403)}, {200: PostOut, **error_responses(401, 403, 404)}
+    created = {201: PostOut, **error_responses(401, 403)}
+    changed = {200: PostOut, **error_responses(401, 403, 404, 412)}
     router.post("/posts/", response=created, **WRITE)(create_post)
     router.put("/posts/{slug}", response=changed, **WRITE)(update_post)
     router.post("/posts/{slug}/submit", response=changed, **WRITE)(submit_post)

@@ -19,6 +19,7 @@ import reversion
 from accounts.models import ApiToken
 from api.auth import token_auth
 from api.errors import error_responses
+from api.responses import require_unchanged, written_json
 from api.throttling import throttles
 from api.writing import FieldProblems, record_revision, require_write
 from publishing.workflow import Status
@@ -145,11 +146,18 @@ def save_digest(digest: Digest, payload: DigestIn, token: ApiToken, verb: str) -
 def create_digest(request: HttpRequest, payload: DigestIn):
     """Create a draft digest (write:content)."""
     token = require_write(request, "digests.add_digest")
-    return HttpStatus(201, save_digest(Digest(status=Status.DRAFT), payload, token, "Created"))
+    return written_json(DigestOut, save_digest(Digest(status=Status.DRAFT), payload, token, "Created"), status=201)
 
 
-def _editable_digest(token: ApiToken, slug: str) -> Digest:
-    digest = get_object_or_404(Digest, slug=slug)
+def _locked_digest(request: HttpRequest, slug: str) -> Digest:
+    """The digest, locked until the write's transaction ends, if the client's If-Match still matches it."""
+    digest = get_object_or_404(Digest.objects.select_for_update(of=("self",)), slug=slug)
+    require_unchanged(request, DigestOut, Digest.objects.with_page_data().get(pk=digest.pk))
+    return digest
+
+
+def _editable_digest(request: HttpRequest, token: ApiToken, slug: str) -> Digest:
+    digest = _locked_digest(request, slug)
     if not digest.can_edit(token.user):
         raise HttpError(403, "Only Publishers can change a digest that is published or archived.")
     return digest
@@ -158,7 +166,9 @@ def _editable_digest(token: ApiToken, slug: str) -> Digest:
 def update_digest(request: HttpRequest, slug: str, payload: DigestIn):
     """Replace a digest's content, references, action items and FAQ (write:content)."""
     token = require_write(request, "digests.change_digest")
-    return save_digest(_editable_digest(token, slug), payload, token, "Updated")
+    with transaction.atomic():
+        digest = save_digest(_editable_digest(request, token, slug), payload, token, "Updated")
+    return written_json(DigestOut, digest)
 
 
 def _move(digest: Digest, token: ApiToken, status: str, published_at=None) -> Digest:
@@ -171,14 +181,17 @@ def _move(digest: Digest, token: ApiToken, status: str, published_at=None) -> Di
 def submit_digest(request: HttpRequest, slug: str):
     """Submit a draft for review (write:content)."""
     token = require_write(request, "digests.change_digest")
-    return _move(_editable_digest(token, slug), token, Status.IN_REVIEW)
+    with transaction.atomic():
+        digest = _move(_editable_digest(request, token, slug), token, Status.IN_REVIEW)
+    return written_json(DigestOut, digest)
 
 
 def set_digest_status(request: HttpRequest, slug: str, payload: StatusIn):
     """Publish, schedule, archive or return to draft (publish scope; Publishers only)."""
     token = require_write(request, "digests.change_digest", scope=ApiToken.Scope.PUBLISH)
-    digest = get_object_or_404(Digest, slug=slug)
-    return _move(digest, token, payload.status, payload.published_at)
+    with transaction.atomic():
+        digest = _move(_locked_digest(request, slug), token, payload.status, payload.published_at)
+    return written_json(DigestOut, digest)
 
 
 def create_repository(request: HttpRequest, payload: RepositoryIn):
@@ -199,7 +212,8 @@ def create_repository(request: HttpRequest, payload: RepositoryIn):
 
 def register(router) -> None:
     """Add the write operations to the app's router (digests/api.py), after its reads, as OpenAPI lists them."""
-    created, changed = {201: DigestOut, **error_responses(401, 403)}, {200: DigestOut, **error_responses(401, 403, 404)}
+    created = {201: DigestOut, **error_responses(401, 403)}
+    changed = {200: DigestOut, **error_responses(401, 403, 404, 412)}
     router.post("/digests/", response=created, **WRITE)(create_digest)
     router.put("/digests/{slug}", response=changed, **WRITE)(update_digest)
     router.post("/digests/{slug}/submit", response=changed, **WRITE)(submit_digest)

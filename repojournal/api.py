@@ -8,6 +8,7 @@ from functools import wraps
 
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
+from django.views.decorators.http import conditional_page
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -103,10 +104,15 @@ def _json_405(view):
 
 
 def urls():
-    """api.urls with JSON 405s, for repojournal/urls.py."""
+    """api.urls with JSON 405s, for repojournal/urls.py.
+
+    Every GET answer without an ETag of its own (the lists) gets one from its body, and a client
+    sending it back as If-None-Match gets a bodiless 304 (Django's ConditionalGetMiddleware, as a
+    decorator): cheap polling of a list.
+    """
     patterns, app_name, namespace = api.urls
     for pattern in patterns:
-        pattern.callback = _json_405(pattern.callback)
+        pattern.callback = conditional_page(_json_405(pattern.callback))
     return patterns, app_name, namespace
 
 
