@@ -8,10 +8,11 @@ each round loads every chosen target on this checkout's gunicorn, then on the
 other's, so a noisy neighbour hits both. The figures are medians over the rounds,
 as ratios to the minimal view served by the same checkout in the same round.
 
-Example: the API lists and the webhook with ``api/compiled.py`` and
-``ingestion/broker.py`` removed in a worktree::
+Example: the API lists with ``api/compiled.py`` switched off in a worktree beside this one::
 
-    make bench-compare OTHER=../without-compiled ONLY="API,webhook" BENCH_ARGS="--scale 0.05"
+    git worktree add ../without HEAD && $EDITOR ../without/api/compiled.py
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench REDIS_URL=redis://127.0.0.1:6379/7 \
+        .venv/bin/python -m bench.compare ../without --only api --phases cold
 """
 import argparse
 import json

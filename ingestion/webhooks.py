@@ -12,7 +12,6 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.pools import ProducerPool, producers
 
-from . import broker
 from .models import WebhookDelivery
 from .tasks import process_delivery_task
 
@@ -68,8 +67,7 @@ def enqueue(delivery_id: int) -> None:
         with broker_producers(process_delivery_task.app).acquire(block=True, timeout=1) as producer:
             # argsrepr/kwargsrepr: what the worker logs, given so Celery need not saferepr() the arguments.
             process_delivery_task.apply_async((delivery_id,), producer=producer, retry=False,
-                                              argsrepr=f"({delivery_id},)", kwargsrepr="{}",
-                                              **broker.publish_options(producer))
+                                              argsrepr=f"({delivery_id},)", kwargsrepr="{}")
     except Exception:  # kombu's OperationalError, socket errors: whatever the broker throws
         logger.warning("Could not queue delivery %s; the sweep will process it.", delivery_id, exc_info=True)
 
@@ -81,15 +79,12 @@ def broker_producers(app) -> ProducerPool:
     request. The pool is kombu's (keyed by broker URL and transport options);
     remembering it per process and broker URL also saves building a Connection
     per request just to look it up. A pooled connection that failed
-    reconnects, within ``FAIL_FAST``, on its next use. A plain ``redis://``
-    broker is reached through ``ingestion.broker.Transport`` (kombu's, without
-    a new redis-py client per publish).
+    reconnects, within ``FAIL_FAST``, on its next use.
     """
     url = app.conf.broker_write_url
     key = (os.getpid(), url)  # a forked worker must not share its parent's sockets
     pool = _PRODUCER_POOLS.get(key)
     if pool is None:
-        transport = broker.Transport if url.startswith("redis://") else None
-        connection = app.connection_for_write(transport=transport, transport_options=FAIL_FAST)
+        connection = app.connection_for_write(transport_options=FAIL_FAST)
         pool = _PRODUCER_POOLS[key] = producers[connection]
     return pool
