@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.core.management import call_command
 
-from . import ingest, load
+from . import hit_ratio, ingest, load
 from .generate import Generator, Scale
 from .targets import Target, build_targets, check, count_queries, phase_settings
 
@@ -121,4 +121,8 @@ def run(config: Config) -> dict:
     scales = [measure_scale(factor, config) for factor in factors]
     log("ingestion")
     ingestion = ingest.measure(config.listing_items, config.deliveries)
+    log("page cache hit ratio under webhooks")
+    reading = [target.path for target in build_targets() if target.kind in ("page", "feed")]
+    ingestion["page_cache_under_webhooks"] = hit_ratio.measure(reading, seconds=max(config.seconds * 2, 4))
+    ingest.cleanup()
     return {"scales": scales, "ingestion": ingestion, "config": config.__dict__}

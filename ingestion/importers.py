@@ -239,7 +239,8 @@ def upsert_page(repository, kind: str, items: list[Item], *, versioned: bool = F
     if counts.updated:  # a cited reference's title or URL shows on its digests' stored pages
         Digest.objects.citing_keys(repository, kind, [item[0] for item in items]).refresh_rendered()
     if counts.created or counts.updated:
-        announce_bulk_write(Reference)
+        written = Reference.objects.filter(repository=repository, kind=kind, key__in=[item[0] for item in items])
+        announce_bulk_write(Reference, written.values("pk"))
     return counts
 
 

@@ -9,12 +9,12 @@ import them.
 """
 from django.dispatch import Signal
 
-#: ``sender``: the model whose rows were written in bulk. ``pks``: their primary keys, when the writer knows
-#: them (None means "some rows of this model"). Send it after the write, inside or outside a transaction:
+#: ``sender``: the model whose rows were written in bulk. ``pks``: their primary keys (a list, or a
+#: ``values("pk")`` queryset a receiver may use as a subquery), or None for "some rows of this model". Send it after the write, inside or outside a transaction:
 #: receivers that act on other processes defer their work to the commit themselves.
 content_changed = Signal()
 
 
 def announce_bulk_write(model, pks=None) -> None:
     """Tell listeners that rows of `model` (these `pks`, or unknown ones) were written without model signals."""
-    content_changed.send(sender=model, pks=list(pks) if pks is not None else None)
+    content_changed.send(sender=model, pks=pks)

@@ -3,10 +3,13 @@
 Why a single site-wide version instead of per-page keys: a post's title shows
 on the home page, /posts/, its tags' and authors' pages, feeds, search and the
 sitemap, so working out exactly which pages an edit touches is where stale
-pages come from. Any save or delete of content (see ``CONTENT_MODELS``) drops
-the version key; the next reader mints a new one, and every page cached under
-the old one is simply never matched again (it expires after
-``PAGE_CACHE_SECONDS``). Edits are rare next to reads, so this costs little.
+pages come from. Any save or delete of content readers can see (see
+``reader.public_changes``: published posts and digests and what they show; not
+drafts, not references no published digest cites, so webhooks and polls leave
+the cache alone) drops the version key; the next reader mints a new one, and
+every page cached under the old one is simply never matched again (it expires
+after ``PAGE_CACHE_SECONDS``). Public edits are rare next to reads, so this
+costs little. ``X-Page-Cache`` on each reader page says hit, miss or off.
 
 Scheduled publication changes pages with no save at all, so a version also
 expires at the next scheduled ``published_at``.
@@ -31,13 +34,15 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Min
-from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 
 from publishing.signals import content_changed
+
+from . import public_changes
 from publishing.workflow import Status
 
 logger = logging.getLogger(__name__)
@@ -45,6 +50,8 @@ logger = logging.getLogger(__name__)
 VERSION_KEY = "pagecache:version"
 PAGE_KEY_PREFIX = "pagecache:page:"
 CACHEABLE_HEADERS = ("Content-Type", "Content-Language", "Content-Disposition")
+#: Says what the page cache did ("hit", "miss", or "off" while disabled), for operators and `make bench`.
+STATUS_HEADER = "X-Page-Cache"
 
 
 @dataclass(frozen=True)
@@ -141,15 +148,24 @@ def forget_version() -> None:
         logger.warning("Could not invalidate the page cache; pages expire in PAGE_CACHE_SECONDS.", exc_info=True)
 
 
-def content_models() -> list:
-    """Everything a public page shows: saving or deleting any of these changes some page."""
-    from taggit.models import Tag
+def invalidate_if_public(sender, instance, raw=False, **kwargs) -> None:
+    """A content row was saved or deleted: drop the pages only if readers could see the change."""
+    if not raw and public_changes.is_public(sender, instance):
+        invalidate()
 
-    from blog.models import Author, Post, PostAuthor, TaggedPost
-    from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
 
-    return [Post, PostAuthor, TaggedPost, Author, Tag, Digest, DigestReference, Reference, Repository, Topic,
-            ActionItem, FAQEntry]
+def invalidate_if_public_m2m(sender, instance, action, **kwargs) -> None:
+    """``add()``/``remove()``/``clear()`` on a post's or digest's many-to-many (the reverse side: always)."""
+    if action.startswith("post_") and (
+        type(instance) not in public_changes.PUBLISHABLE or public_changes.is_public(type(instance), instance)
+    ):
+        invalidate()
+
+
+def invalidate_if_bulk_write_public(sender, pks=None, **kwargs) -> None:
+    """``publishing.signals.content_changed``: rows written in bulk, without model signals."""
+    if public_changes.any_public(sender, pks):
+        invalidate()
 
 
 def connect_signals() -> None:
@@ -157,12 +173,16 @@ def connect_signals() -> None:
     from blog.models import Post
     from digests.models import Digest
 
-    for model in content_models():
-        post_save.connect(invalidate, sender=model, dispatch_uid=f"pagecache-save-{model._meta.label}")
-        post_delete.connect(invalidate, sender=model, dispatch_uid=f"pagecache-delete-{model._meta.label}")
+    for model in public_changes.PUBLISHABLE:
+        pre_save.connect(public_changes.remember_public_state, sender=model,
+                         dispatch_uid=f"pagecache-before-{model._meta.label}")
+    for model in public_changes.CONTENT_MODELS:
+        post_save.connect(invalidate_if_public, sender=model, dispatch_uid=f"pagecache-save-{model._meta.label}")
+        post_delete.connect(invalidate_if_public, sender=model, dispatch_uid=f"pagecache-delete-{model._meta.label}")
     for through in (Post.tags.through, Post.authors.through, Digest.references.through):
-        m2m_changed.connect(invalidate, sender=through, dispatch_uid=f"pagecache-m2m-{through._meta.label}")
-    content_changed.connect(invalidate, dispatch_uid="pagecache-bulk-writes")
+        m2m_changed.connect(invalidate_if_public_m2m, sender=through,
+                            dispatch_uid=f"pagecache-m2m-{through._meta.label}")
+    content_changed.connect(invalidate_if_bulk_write_public, dispatch_uid="pagecache-bulk-writes")
 
 
 # Pages ---------------------------------------------------------------------------------------
@@ -240,7 +260,9 @@ class PageCacheMiddleware:
         if version is not None:
             headers = {name: response[name] for name in CACHEABLE_HEADERS if name in response}
             store(key, (version.token, response.content, headers, etag))
-        return answer(request, response, etag, version.changed_at if version else None)
+        response = answer(request, response, etag, version.changed_at if version else None)
+        response[STATUS_HEADER] = "miss" if version is not None else "off"
+        return response
 
     def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs):
         if not cacheable_request(request):
@@ -259,7 +281,9 @@ class PageCacheMiddleware:
                 return None
         if entry is not None and entry[0] == version.token:
             _token, content, headers, etag = entry
-            return answer(request, HttpResponse(content, headers=headers), etag, version.changed_at)
+            response = answer(request, HttpResponse(content, headers=headers), etag, version.changed_at)
+            response[STATUS_HEADER] = "hit"
+            return response
         request._page_cache = (key, version)
         return None
 

@@ -185,3 +185,13 @@ def test_navigation_links_are_the_reversed_urls(rf):
     assert links == {key: reverse(name) for key, name in NAVIGATION.items()} | {
         key: static(path) for key, path in ASSETS.items()}
     assert links["wire"] == "/wire/" and links["stylesheet"] == "/static/css/site.css"
+
+
+def test_the_suite_uses_a_celery_queue_of_its_own():
+    """A worker on the same Redis database (`make worker`, another checkout) must not take the suite's tasks."""
+    from django.conf import settings
+
+    from repojournal.celery import app
+
+    assert settings.CELERY_TASK_DEFAULT_QUEUE.startswith("repojournal-test-")
+    assert app.conf.task_default_queue == settings.CELERY_TASK_DEFAULT_QUEUE != "celery"

@@ -45,7 +45,7 @@ class DigestQuerySet(PublishableQuerySet):
         """
         count = cards.refresh(self)
         if count:
-            announce_bulk_write(Digest)  # bulk_update sends no model signals
+            announce_bulk_write(Digest, self.values("pk"))  # bulk_update sends no model signals
         return count
 
     def citing(self, repository: "Repository"):

@@ -1,4 +1,6 @@
 """Tests: fast password hashing, a local-memory cache, and inline Celery unless a test asks for a worker."""
+import uuid
+
 from .base import *  # noqa: F403
 
 SECRET_KEY = "test-only-insecure-key"
@@ -6,3 +8,6 @@ DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 ALLOWED_HOSTS = ["*"]
+# A queue of this test run's own: a worker on the same Redis database (another checkout, `make worker`)
+# never takes the suite's tasks, nor the suite its.
+CELERY_TASK_DEFAULT_QUEUE = f"repojournal-test-{uuid.uuid4().hex[:12]}"

@@ -48,7 +48,7 @@ def wait_for(condition, timeout: float = WAIT_SECONDS):
 
 def queue_length() -> int:
     with app.connection_for_write() as connection:
-        return connection.default_channel.client.llen("celery")
+        return connection.default_channel.client.llen(app.conf.task_default_queue)
 
 
 def wait_until_idle():

@@ -16,6 +16,8 @@ from ingestion.tasks import process_delivery_task
 from .conftest import fixture_body, sign
 
 pytestmark = pytest.mark.django_db
+#: This test run's own queue (settings.test): the tests read and empty it, never a shared one.
+QUEUE = process_delivery_task.app.conf.task_default_queue
 
 
 @pytest.fixture
@@ -75,14 +77,14 @@ def test_the_pool_reconnects_after_the_broker_dropped_its_connections():
     app = process_delivery_task.app
     with app.connection_for_write() as inspector:
         redis = inspector.default_channel.client
-        redis.delete("celery")
+        redis.delete(QUEUE)
         webhooks.enqueue(1)
         for client in redis.client_list():
             if client.get("cmd") == "lpush" and client["id"] != str(redis.client_id()):
                 redis.client_kill_filter(_id=client["id"])
         webhooks.enqueue(2)
-        assert redis.llen("celery") == 2
-        redis.delete("celery")
+        assert redis.llen(QUEUE) == 2
+        redis.delete(QUEUE)
 
 
 def test_the_stored_body_is_byte_identical_and_its_signature_still_verifies(post_webhook, webhook_secret):
@@ -181,14 +183,14 @@ def test_the_queued_message_is_a_regular_celery_task_message(post_webhook, djang
     app = process_delivery_task.app
     with app.connection_for_write() as inspector:
         redis = inspector.default_channel.client
-        redis.delete("celery")
+        redis.delete(QUEUE)
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
             assert post_webhook("ping", fixture_body("ping"), guid="message").status_code == 202
-            assert redis.llen("celery") == 0  # nothing before the commit
+            assert redis.llen(QUEUE) == 0  # nothing before the commit
         for callback in callbacks:
             callback()
-        messages = redis.lrange("celery", 0, -1)
-        redis.delete("celery")
+        messages = redis.lrange(QUEUE, 0, -1)
+        redis.delete(QUEUE)
     delivery = WebhookDelivery.objects.get(guid="message")
     assert len(messages) == 1
     message = json.loads(messages[0])

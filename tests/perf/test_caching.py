@@ -2,7 +2,6 @@
 import datetime
 import os
 import time
-from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings
@@ -23,9 +22,9 @@ pytestmark = pytest.mark.django_db
 REDIS_BACKEND = "reader.cache_backend.RedisCache"
 
 
-def redis_url(db: str = "/7") -> str:
-    """The suite's Redis, database 7 (the benchmark's): these tests flush it."""
-    return urlsplit(os.environ["REDIS_URL"])._replace(path=db).geturl()
+def redis_url() -> str:
+    """The Redis database the settings name (REDIS_URL), and no other: these tests clear it."""
+    return os.environ["REDIS_URL"]
 
 
 @pytest.fixture(autouse=True, params=["locmem", "redis"])
