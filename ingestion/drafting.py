@@ -120,13 +120,31 @@ def _generate(digest: Digest) -> dict:
     }
 
 
+def normalised(value):
+    """``value`` with line endings unified and trailing whitespace dropped, in strings nested at any depth.
+
+    A browser posts a textarea with ``\\r\\n`` line endings and the admin form
+    strips the ends, so a draft saved in the admin unchanged is byte-for-byte
+    different from what was generated yet still the generator's: compared raw,
+    it would count as edited and never be refreshed again.
+    """
+    if isinstance(value, str):
+        lines = value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        return "\n".join(line.rstrip() for line in lines).strip()
+    if isinstance(value, (list, tuple)):
+        return [normalised(item) for item in value]
+    return value
+
+
 def _update_field(digest: Digest, name: str, current: dict, fresh: dict, record, result: DraftResult):
     """Rewrite one field if the generator still owns it; returns the value to remember as generated."""
-    owned = result.created or (record is not None and current[name] == record.generated.get(name))
+    owned = result.created or (
+        record is not None and normalised(current[name]) == normalised(record.generated.get(name))
+    )
     if not owned:
         result.kept.append(name)
         return record.generated.get(name) if record else None
-    if current[name] != fresh[name]:
+    if normalised(current[name]) != normalised(fresh[name]):
         _apply(digest, name, fresh[name])
         result.refreshed.append(name)
     return fresh[name]
