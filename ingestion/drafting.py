@@ -17,6 +17,7 @@ from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Refere
 from publishing.workflow import Status
 
 from . import drafting_text
+from .drafting_changes import fold, without_merge_commits
 from .bots import exclude_bots
 from .models import DigestDraft, IngestionRun
 from .runs import recorded_run
@@ -57,7 +58,11 @@ def day_activity(topic, day: datetime.date):
 
 
 def grouped(references) -> list[Reference]:
-    """By repository (busiest first), each pull request followed by the commit that landed it."""
+    """By repository (busiest first), pull requests by number, then commits; a PR's merge commit left out.
+
+    A pull request and the commit that merged it are one change, cited once (by the PR).
+    """
+    references = without_merge_commits(list(references))
     per_repo: dict[str, int] = {}
     for reference in references:
         per_repo[reference.repository.full_name] = per_repo.get(reference.repository.full_name, 0) + 1
@@ -111,12 +116,12 @@ def _apply(digest: Digest, name: str, value) -> None:
 
 def _generate(digest: Digest) -> dict:
     """Fresh text for the generator-owned fields (but the FAQ), from the digest's citations."""
-    citations = list(digest.digest_references.select_related("reference__repository").order_by("number"))
+    changes = fold(list(digest.digest_references.select_related("reference__repository").order_by("number")))
     return {
-        "headline": drafting_text.headline(citations),
-        "summary": drafting_text.summary(digest.topic, digest.date, citations),
-        "body": drafting_text.body(citations),
-        "action_items": drafting_text.action_items(citations),
+        "headline": drafting_text.headline(changes),
+        "summary": drafting_text.summary(changes),
+        "body": drafting_text.body(changes),
+        "action_items": drafting_text.action_items(changes),
     }
 
 

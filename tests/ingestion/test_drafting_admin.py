@@ -65,7 +65,7 @@ def test_regenerating_after_an_unedited_admin_save_still_updates_the_text(client
     digest = Digest.objects.get()
     assert result.kept == []
     number = result.added[0].number
-    assert f"[{number}]" in digest.body
+    assert f"[{number}]" in digest.body and f"[{number}]" in digest.summary
     assert digest.citation_report().uncited == []
     assert digest.action_items.get().priority == "immediate"  # the new label's action, not frozen either
     assert save_unchanged(client, digest, admin_form_data).status_code == 302
