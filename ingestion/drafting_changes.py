@@ -78,16 +78,16 @@ def significance(reference: Reference) -> int:
 
 
 def theme(reference: Reference) -> str:
-    """The section of its repository a change goes under: a label's area, a title tag, a commit type."""
-    for label in reference.labels or []:
-        match = LABEL_THEME.match(label)
-        if match and match["theme"].strip().lower() not in NO_THEME:
-            return _display(match["theme"])
+    """The section of its repository a change goes under: a title tag, a label's area, a commit type."""
     prefix = TAG_PREFIX.match(reference.title or "")
     tags = [tag.strip() for tag in TAG.findall(prefix[0])] if prefix else []
     tags = [tag for tag in tags if tag.lower() != reference.repository.name.lower()]
     if tags:
         return _display(tags[-1])
+    for label in reference.labels or []:
+        match = LABEL_THEME.match(label)
+        if match and match["theme"].strip().lower() not in NO_THEME:
+            return _display(match["theme"])
     conventional = CONVENTIONAL.match(PR_SUFFIX.sub("", reference.title or ""))
     if conventional and conventional["type"].lower() in CONVENTIONAL_THEMES:
         return CONVENTIONAL_THEMES[conventional["type"].lower()]
@@ -95,7 +95,10 @@ def theme(reference: Reference) -> str:
 
 
 def _display(name: str) -> str:
+    """"rl" -> "RL", "inductor" -> "Inductor"; names with capitals of their own ("WebGPU") are kept."""
     name = " ".join(name.split())
+    if name.islower() and len(name) <= 3:
+        return name.upper()
     return name[:1].upper() + name[1:]
 
 

@@ -93,7 +93,7 @@ def _repository_sentence(repository, changes: list[Change]) -> str:
     named = [f"{md_escape(third_person(change.title))} {_cites(change)}" for change in changes[:SUMMARY_CHANGES]]
     rest = len(changes) - len(named)
     if rest:
-        named.append(f"{_plural(rest, 'smaller change')} more")
+        named.append(f"{_plural(rest, 'more change')}")
     return f"{md_escape(repository.full_name)} {_and(named)}."
 
 
@@ -106,7 +106,7 @@ def _details(change: Change) -> str:
     reference, parts = change.reference, []
     if reference.kind == "pull_request" and reference.number:
         parts.append(f"#{reference.number}")
-    sha = next((c.reference.sha for c in change.citations if c.reference.kind == "commit" and c.reference.sha), "")
+    sha = next((c.reference.sha for c in change.citations if c.reference.sha), "")  # a PR's is its merge commit
     if sha:
         parts.append(f"`{sha[:10]}`")
     if reference.author_login:
@@ -122,15 +122,23 @@ def _details(change: Change) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def _sentence_case(title: str) -> str:
+    """"evolve qwen3_vl" -> "Evolve qwen3_vl"; identifiers such as "torch.compile ..." are left alone."""
+    first = title.split(" ", 1)[0]
+    return title[:1].upper() + title[1:] if first.isalpha() and first.islower() else title
+
+
 def _themed(changes: list[Change]) -> list[str]:
     themes: dict[str, list[Change]] = {}
     for change in changes:
         themes.setdefault(change.theme, []).append(change)
+    if OTHER in themes:  # the unthemed changes come last
+        themes[OTHER] = themes.pop(OTHER)
     lines = []
     for name, group in themes.items():
         if len(themes) > 1 or name != OTHER:
             lines.append(f"\n#### {md_escape(name)}\n")
-        lines += [f"- {md_escape(change.title)}{_details(change)} {_cites(change)}" for change in group]
+        lines += [f"- {md_escape(_sentence_case(change.title))}{_details(change)} {_cites(change)}" for change in group]
     return lines
 
 
