@@ -62,7 +62,7 @@ class ReferenceAdmin(admin.ModelAdmin):
     autocomplete_fields = ["repository"]
     fieldsets = [
         (None, {"fields": ["repository", "kind", "key", "number", "sha", "title", "url"]}),
-        ("Activity", {"fields": ["author_login", "state", "merged_at", "opened_at", "labels"]}),
+        ("Activity", {"fields": ["author_login", "state", "merged_at", "opened_at", "labels", "stats"]}),
         ("Body", {"fields": ["body"], "description": "Raw Markdown from GitHub; it is sanitised before display."}),
     ]
 

@@ -13,6 +13,7 @@ What depends on *other* digests -- previous/next, whether a digest is visible ye
 is never stored here; the views decide it at request time.
 """
 import html
+import re
 
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -53,13 +54,26 @@ def kicker(section: str, label: str) -> str:
     return " · ".join(part for part in (section, label) if part)
 
 
+ORPHANED_PUNCTUATION = re.compile(r"\s+([.,;:!?])(?=\s|$)")
+
+
+def plain_summary(summary: str) -> str:
+    """The summary without citation markers, as prose: "operations [1]." -> "operations." (no " .")."""
+    return ORPHANED_PUNCTUATION.sub(r"\1", " ".join(strip_citations(summary).split()))
+
+
 def default_faq(topic: str, day: str, summary: str, actions: list[str], shipped: list[str]) -> list[tuple[str, str]]:
-    """The FAQ the seed digests carry, generated from a digest's content (see ``Digest.default_faq``)."""
-    return [
-        (f"What changed in {topic} on {day}?", " ".join(strip_citations(summary).split())),
-        (f"What should {topic} teams do about it?", " • ".join(actions)),
+    """The FAQ the seed digests carry, generated from a digest's content (see ``Digest.default_faq``).
+
+    A question with nothing to answer (no action items, say) is left out: the
+    admin requires every answer, so an empty one would make the digest unsavable.
+    """
+    questions = [
+        (f"What changed in {topic} on {day}?", plain_summary(summary)),
+        (f"What should {topic} teams do about it?", " • ".join(action for action in actions if action.strip())),
         (f"Which {topic} repositories shipped on {day}?", ", ".join(shipped)),
     ]
+    return [(question, answer) for question, answer in questions if answer.strip()]
 
 
 def render(digest: dict, citations: list[dict], actions: list[dict], faq: list[dict]) -> dict[str, str]:

@@ -17,6 +17,7 @@ from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Refere
 from publishing.workflow import Status
 
 from . import drafting_text
+from .drafting_changes import fold, without_merge_commits
 from .bots import exclude_bots
 from .models import DigestDraft, IngestionRun
 from .runs import recorded_run
@@ -57,7 +58,11 @@ def day_activity(topic, day: datetime.date):
 
 
 def grouped(references) -> list[Reference]:
-    """By repository (busiest first), each pull request followed by the commit that landed it."""
+    """By repository (busiest first), pull requests by number, then commits; a PR's merge commit left out.
+
+    A pull request and the commit that merged it are one change, cited once (by the PR).
+    """
+    references = without_merge_commits(list(references))
     per_repo: dict[str, int] = {}
     for reference in references:
         per_repo[reference.repository.full_name] = per_repo.get(reference.repository.full_name, 0) + 1
@@ -111,22 +116,40 @@ def _apply(digest: Digest, name: str, value) -> None:
 
 def _generate(digest: Digest) -> dict:
     """Fresh text for the generator-owned fields (but the FAQ), from the digest's citations."""
-    citations = list(digest.digest_references.select_related("reference__repository").order_by("number"))
+    changes = fold(list(digest.digest_references.select_related("reference__repository").order_by("number")))
     return {
-        "headline": drafting_text.headline(citations),
-        "summary": drafting_text.summary(digest.topic, digest.date, citations),
-        "body": drafting_text.body(citations),
-        "action_items": drafting_text.action_items(citations),
+        "headline": drafting_text.headline(changes),
+        "summary": drafting_text.summary(changes),
+        "body": drafting_text.body(changes),
+        "action_items": drafting_text.action_items(changes),
     }
+
+
+def normalised(value):
+    """``value`` with line endings unified and trailing whitespace dropped, in strings nested at any depth.
+
+    A browser posts a textarea with ``\\r\\n`` line endings and the admin form
+    strips the ends, so a draft saved in the admin unchanged is byte-for-byte
+    different from what was generated yet still the generator's: compared raw,
+    it would count as edited and never be refreshed again.
+    """
+    if isinstance(value, str):
+        lines = value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        return "\n".join(line.rstrip() for line in lines).strip()
+    if isinstance(value, (list, tuple)):
+        return [normalised(item) for item in value]
+    return value
 
 
 def _update_field(digest: Digest, name: str, current: dict, fresh: dict, record, result: DraftResult):
     """Rewrite one field if the generator still owns it; returns the value to remember as generated."""
-    owned = result.created or (record is not None and current[name] == record.generated.get(name))
+    owned = result.created or (
+        record is not None and normalised(current[name]) == normalised(record.generated.get(name))
+    )
     if not owned:
         result.kept.append(name)
         return record.generated.get(name) if record else None
-    if current[name] != fresh[name]:
+    if normalised(current[name]) != normalised(fresh[name]):
         _apply(digest, name, fresh[name])
         result.refreshed.append(name)
     return fresh[name]

@@ -74,10 +74,32 @@ def is_merged(pull: dict) -> bool:
     return bool(pull.get("merged") or pull.get("merged_at"))
 
 
+STAT_COUNTS = ("additions", "deletions", "changed_files", "review_comments", "comments")
+
+
+def pull_request_stats(pull: dict) -> dict | None:
+    """Size and attention as GitHub gives them, or None when this JSON has none.
+
+    A single pull request (webhook, ``GET /pulls/{n}``) carries additions,
+    deletions, changed_files and comment counts; a ``GET /pulls`` list item does
+    not, and must not wipe what a webhook stored. Reviewers are the people asked
+    to review; reactions come only where GitHub includes them.
+    """
+    if not any(name in pull for name in STAT_COUNTS):
+        return None
+    stats = {name: pull[name] for name in STAT_COUNTS if isinstance(pull.get(name), int)}
+    stats["reviewers"] = len(pull.get("requested_reviewers") or []) + len(pull.get("requested_teams") or [])
+    reactions = (pull.get("reactions") or {}).get("total_count")
+    if isinstance(reactions, int):
+        stats["reactions"] = reactions
+    return stats
+
+
 def pull_request_fields(pull: dict) -> dict:
     merged = is_merged(pull)
     body = pull.get("body") or ""
-    return {
+    stats = pull_request_stats(pull)
+    return ({"stats": stats} if stats is not None else {}) | {
         "number": pull["number"],
         "title": pull["title"][:TITLE_MAX],
         "url": pull.get("html_url") or "",

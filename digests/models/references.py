@@ -146,6 +146,11 @@ class Reference(models.Model):
     state = models.CharField(max_length=20, blank=True, help_text="open, closed, merged, published…")
     merged_at = models.DateTimeField(null=True, blank=True, db_index=True)
     labels = models.JSONField(default=list, blank=True)
+    stats = models.JSONField(
+        default=dict, blank=True,
+        help_text="What GitHub reports of a pull request's size and attention: additions, deletions, "
+                  "changed_files, reactions, reviewers, review_comments. Drafting ranks changes by it.",
+    )
     body = models.TextField(blank=True, help_text="Raw Markdown from GitHub, written by strangers.")
     body_html = models.TextField(blank=True, editable=False)
     opened_at = models.DateTimeField(

@@ -149,6 +149,7 @@ INGESTION_LABEL_PRIORITIES = [
     ("bc-breaking", "immediate"),
     ("breaking", "immediate"),
     ("topic: bc breaking", "immediate"),
+    ("*deprecat*", "plan"),  # drafting: deprecations are something to plan for
     ("release notes: *", "plan"),
     ("feature", "plan"),
     ("enhancement", "plan"),

@@ -43,7 +43,9 @@ def test_digest_detail_without_stored_faq_shows_the_generated_one(client):
     digest = DigestFactory()
     data = client.get(f"/api/v1/digests/{digest.slug}").json()
     assert data["faq_is_generated"] is True
-    assert len(data["faq"]) == 3 and data["faq"][0]["question"].startswith("What changed in")
+    # no references and no action items: only "What changed" has an answer; empty answers are left out
+    assert len(data["faq"]) == 1 and data["faq"][0]["question"].startswith("What changed in")
+    assert all(entry["answer"] for entry in data["faq"])
 
 
 def test_digest_list_filters(client):

@@ -61,26 +61,53 @@ def test_drafts_a_digest_from_the_days_merged_work(topic, activity):
     digest = Digest.objects.get()
     assert result.created and digest == result.digest
     assert digest.status == Status.DRAFT
-    # grouped by repository (busiest first), each PR followed by the commit that landed it
+    # grouped by repository (busiest first); a PR and the commit that merged it are one change, cited by the PR
     assert cited(digest) == [
         (1, "[Inductor] Restore registry"), (2, "Use std::scoped_lock"), (3, "Direct commit"),
-        (4, "[WebGPU] Enable FlashDecoding"), (5, "[WebGPU] Enable FlashDecoding (#20586)"),
+        (4, "[WebGPU] Enable FlashDecoding"),
     ]
-    assert "pytorch ships [Inductor] Restore registry" in digest.headline
-    assert "executorch ships [WebGPU] Enable FlashDecoding" in digest.headline
-    assert "merged 3 pull requests and landed 2 commits in 2 repositories" in digest.summary
-    assert "pytorch/pytorch shipped \\[Inductor\\] Restore registry [1]" in digest.summary
-    assert "Which repositories shipped:** pytorch/pytorch, pytorch/executorch" in digest.body
+    # the most significant changes (security label first) in plain words, no [Tag] or (#123)
+    assert digest.headline == "Executorch enables FlashDecoding; pytorch restores registry and uses std::scoped_lock"
+    # one sentence per repository, each change cited
+    assert digest.summary == (
+        "pytorch/executorch enables FlashDecoding [4]. "
+        "pytorch/pytorch restores registry [1], uses std::scoped\\_lock [2] and ships direct commit [3]."
+    )
+    assert digest.body.startswith("**4 changes in 2 repositories:** pytorch/executorch (1), pytorch/pytorch (3).")
+    assert "#### Inductor\n\n- Restore registry (#186025, by @octocat, labelled “release notes: inductor”) [1]" \
+        in digest.body
+    assert "- Direct commit (`bbbbbbbbbb`, by @octocat) [3]" in digest.body
     assert digest.citation_report().ok and digest.citation_report().uncited == []
     assert sorted((i.priority, i.repository.full_name) for i in digest.action_items.all()) == [
         ("immediate", "pytorch/executorch"), ("plan", "pytorch/pytorch"),
     ]
+    assert digest.action_items.first().text == (
+        "Check whether “Enable FlashDecoding” affects you before upgrading (labelled “security”)"
+    )
     questions = [entry.question for entry in digest.faq_entries.all()]
     assert questions[2] == "Which PyTorch repositories shipped on June 29, 2026?"
     assert digest.faq_entries.all()[2].answer == "pytorch/pytorch, pytorch/executorch"
-    assert "shipped [Inductor] Restore registry ;" in digest.faq_entries.all()[0].answer  # plain text, no escapes
+    assert digest.faq_entries.all()[0].answer == (  # plain text: no escapes, no citations, no " ."
+        "pytorch/executorch enables FlashDecoding. pytorch/pytorch restores registry, uses std::scoped_lock and "
+        "ships direct commit."
+    )
     run = IngestionRun.objects.get(source="draft")
-    assert (run.status, run.created) == ("succeeded", 5)
+    assert (run.status, run.created) == ("succeeded", 4)
+
+
+def test_a_commit_cited_before_its_pull_request_arrived_is_the_same_change(topic, activity):
+    """The push webhook came first: the commit was cited alone; when its PR arrives they are one line."""
+    activity["flash"].merged_at = at(9, DAY + datetime.timedelta(days=1))
+    activity["flash"].save()
+    draft_digest(topic, DAY)
+    activity["flash"].merged_at = at(9)
+    activity["flash"].save()
+    draft_digest(topic, DAY)
+    digest = Digest.objects.get()
+    assert [number for number, _title in cited(digest)] == [1, 2, 3, 4, 5]
+    assert digest.body.count("Enable FlashDecoding") == 1
+    assert "- Enable FlashDecoding (#20586, `aaaaaaaaaa`, by @octocat, labelled “security”) [4][5]" in digest.body
+    assert "enables FlashDecoding [4][5]." in digest.summary
 
 
 def test_titles_cannot_pose_as_citations_or_markup(topic, activity):
@@ -109,15 +136,15 @@ def test_regenerating_keeps_editor_changes_and_adds_new_references(topic, activi
 
     result = draft_digest(topic, DAY)
     digest.refresh_from_db()
-    assert [(c.number, c.reference) for c in result.added] == [(6, late)]
-    assert cited(digest)[:5] == cited(Digest.objects.get())[:5]  # old numbers untouched
+    assert [(c.number, c.reference) for c in result.added] == [(5, late)]
+    assert cited(digest)[:4] == cited(Digest.objects.get())[:4]  # old numbers untouched
     assert digest.headline == "An editor's headline"
     assert sorted(result.kept) == ["action_items", "headline"]
-    assert "Late fix [6]" not in digest.summary  # not a lead item, but counted
-    assert "merged 4 pull requests" in digest.summary
-    assert "Late fix" in digest.body and "[6]" in digest.body
+    # labelled bc-breaking, the late fix now leads its repository's sentence
+    assert "pytorch/pytorch ships late fix [5], restores registry [1]" in digest.summary
+    assert "- Late fix (#190000, by @octocat, labelled “bc-breaking”) [5]" in digest.body
     assert [i.priority for i in digest.action_items.all()] == ["immediate"]  # the editor's list, kept
-    assert "new: [6] Late fix" in result.summary()
+    assert "new: [5] Late fix" in result.summary()
     assert "kept editor changes to: headline, action_items" in result.summary()
     assert digest.draft_record.report == result.summary()
 
@@ -127,7 +154,7 @@ def test_a_digest_written_by_hand_keeps_all_its_text(topic, activity):
     result = draft_digest(topic, DAY)
     digest = Digest.objects.get()
     assert (digest.headline, digest.summary) == ("Hand-made", "Mine.")
-    assert len(result.added) == 5 and set(result.kept) == {"headline", "summary", "body", "action_items", "faq"}
+    assert len(result.added) == 4 and set(result.kept) == {"headline", "summary", "body", "action_items", "faq"}
 
 
 def test_published_digests_are_left_alone(topic, activity):

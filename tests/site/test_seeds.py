@@ -1,4 +1,6 @@
 """The seed documents, rebuilt as content, read on the site like the documents themselves."""
+import re
+
 import pytest
 
 from .helpers import assert_in_order, visible_text
@@ -20,7 +22,8 @@ def test_digest_page_carries_every_seed_element_in_order(client, prefix):
         expected += [f"[{ref['number']}] {ref['title']}", ref["repo"]]
     expected.append("FAQ")
     for question, answer in seed.faq:
-        expected += [question, answer]
+        # the generated FAQ strips citations without the seed's orphaned punctuation ("operations , while")
+        expected += [question, re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", answer)]
     expected += ["Which repositories shipped", *seed.faq[2][1].split(", ")]
     assert_in_order(text, expected)
 
