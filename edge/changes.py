@@ -39,7 +39,7 @@ def purge_after_commit(keys) -> None:
         if gathered:
             purge_keys.delay(sorted(gathered))
 
-    transaction.on_commit(send)
+    transaction.on_commit(send, robust=True)  # an edge or broker down must not fail the editor's save
 
 
 def remember_before(sender, instance, raw=False, **kwargs) -> None:
@@ -77,7 +77,7 @@ def purge_at_publication(instance) -> None:
     from .tasks import purge_published
 
     label, pk, moment = instance._meta.label, instance.pk, instance.published_at
-    transaction.on_commit(lambda: purge_published.apply_async((label, pk), eta=moment))
+    transaction.on_commit(lambda: purge_published.apply_async((label, pk), eta=moment), robust=True)
 
 
 def scheduled(instance) -> bool:
