@@ -20,6 +20,7 @@ from publishing.workflow import Status
 from reader import public_changes
 
 from . import affected
+from .keys import keys_of
 
 
 def enabled() -> bool:
@@ -95,7 +96,11 @@ def purge_m2m(sender, instance, action, pk_set=None, **kwargs) -> None:
         if pk_set and sender is Post.tags.through:  # removed tags: no longer on the post
             keys |= set(map(affected.tag_key, Tag.objects.filter(pk__in=pk_set).values_list("name", flat=True)))
         purge_after_commit(keys)
-    else:
+    elif pk_set and kwargs.get("model") in public_changes.PUBLISHABLE:  # ``author.posts.add(post)``: the posts
+        published = kwargs["model"]._base_manager.filter(pk__in=pk_set, status=Status.PUBLISHED)
+        if published.exists():
+            purge_after_commit(affected.keys_for_objects(published) | set(keys_of([instance])))
+    else:  # ``clear()`` from the far side: which rows, nobody says
         purge_after_commit({affected.SITE})
 
 

@@ -88,6 +88,15 @@ def test_removing_a_tag_purges_that_tag_page(content, sent, django_capture_on_co
     assert {tag_key("python"), f"post-{content.first.pk}"} <= purged(sent)
 
 
+def test_adding_a_post_from_the_authors_side_purges_that_post_and_author(
+        content, sent, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        content.bob.posts.add(content.first, through_defaults={"position": 1})
+    keys = purged(sent)
+    assert {f"post-{content.first.pk}", f"author-{content.bob.pk}"} <= keys and "site" not in keys
+    assert f"post-{content.second.pk}" not in keys
+
+
 def test_digest_writes_purge_the_digest_its_topic_and_repositories(content, sent, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         content.digest.status = Status.ARCHIVED
