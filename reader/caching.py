@@ -49,7 +49,8 @@ logger = logging.getLogger(__name__)
 
 VERSION_KEY = "pagecache:version"
 PAGE_KEY_PREFIX = "pagecache:page:"
-CACHEABLE_HEADERS = ("Content-Type", "Content-Language", "Content-Disposition")
+#: Stored with each page. Surrogate-Key: the edge's keys of the page (edge.middleware), so hits carry them.
+CACHEABLE_HEADERS = ("Content-Type", "Content-Language", "Content-Disposition", "Surrogate-Key")
 #: Says what the page cache did ("hit", "miss", or "off" while disabled), for operators and `make bench`.
 STATUS_HEADER = "X-Page-Cache"
 
@@ -222,6 +223,8 @@ def answer(request: HttpRequest, response: HttpResponse, etag: str, last_modifie
     """Add validators to `response`, or answer 304 if the client already has this version."""
     conditional = get_conditional_response(request, etag=etag, last_modified=last_modified)
     if conditional is not None:
+        if "Surrogate-Key" in response:  # a shared cache revalidating keeps the page under its keys
+            conditional["Surrogate-Key"] = response["Surrogate-Key"]
         response = conditional
     response["ETag"] = etag
     if last_modified is not None:
