@@ -161,10 +161,16 @@ INGESTION_LABEL_PRIORITIES = [
     ("enhancement", "plan"),
 ]
 # A pending delivery older than this is re-queued by the sweep (it never reached a worker).
+# Failed GitHub deliveries (issue 17): how far back the hook's delivery log is read, and how long
+# before the same GUID may be requested again (ingestion/redelivery.py). GitHub keeps 3 days.
+INGESTION_REDELIVERY_LOOKBACK = int(os.environ.get("INGESTION_REDELIVERY_LOOKBACK", str(24 * 3600)))
+INGESTION_REDELIVERY_WINDOW = int(os.environ.get("INGESTION_REDELIVERY_WINDOW", "3600"))
 INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "60"))
 CELERY_BEAT_SCHEDULE = {
     "ingestion-dispatch-due-polls": {"task": "ingestion.tasks.dispatch_due_polls", "schedule": 60.0},
     "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries", "schedule": 60.0},
+    "ingestion-redeliver-failed": {"task": "ingestion.tasks.redeliver_failed_deliveries",
+                                   "schedule": float(os.environ.get("INGESTION_REDELIVERY_EVERY", "300"))},
     "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_all_feeds", "schedule": 3600.0},
 }
 
