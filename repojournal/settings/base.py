@@ -168,7 +168,8 @@ INGESTION_REDELIVERY_WINDOW = int(os.environ.get("INGESTION_REDELIVERY_WINDOW", 
 INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "60"))
 CELERY_BEAT_SCHEDULE = {
     "ingestion-dispatch-due-polls": {"task": "ingestion.tasks.dispatch_due_polls", "schedule": 60.0},
-    "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries", "schedule": 60.0},
+    "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries",
+                                   "schedule": float(os.environ.get("INGESTION_SWEEP_EVERY", "60"))},
     "ingestion-redeliver-failed": {"task": "ingestion.tasks.redeliver_failed_deliveries",
                                    "schedule": float(os.environ.get("INGESTION_REDELIVERY_EVERY", "300"))},
     "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_all_feeds", "schedule": 3600.0},

@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import logging
 import queue
 import re
 import threading
@@ -26,6 +27,8 @@ from urllib.parse import urlencode
 
 import httpx
 from werkzeug import Request, Response
+
+logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per delivery would bury the test's report
 
 
 def sign(body: bytes, secret: str) -> str:
@@ -75,7 +78,7 @@ class FakeGitHub:
         attempt = Attempt(next(self._ids), guid, event, str(payload.get("action") or ""), body, redelivery)
         headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": guid, "X-GitHub-Hook-ID": str(self.hook_id),
                    "X-Hub-Signature-256": sign(body, self.secret), "Content-Type": "application/json",
-                   "User-Agent": "GitHub-Hookshot/fake"}
+                   "User-Agent": "GitHub-Hookshot/fake", "X-Forwarded-Proto": "https"}  # as behind the edge
         try:
             attempt.status_code = self.http.post(self.target, content=body, headers=headers).status_code
         except httpx.HTTPError:
