@@ -57,7 +57,8 @@ def still_missing(tracked: TrackedRepository, failed: dict[str, dict], now: date
     return [failed[guid] for guid in guids if guid not in stored and guid not in requested]
 
 
-def redeliver_failed(tracked: TrackedRepository, client: GitHubClient, *, now: datetime.datetime | None = None) -> Counts:
+def redeliver_failed(tracked: TrackedRepository, client: GitHubClient, *,
+                     now: datetime.datetime | None = None) -> Counts:
     """Request a redelivery of every missing failed delivery of the tracked repository's hook.
 
     Recorded as an IngestionRun: ``created`` counts the redeliveries requested,

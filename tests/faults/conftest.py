@@ -1,4 +1,4 @@
-"""One production-like stack per module of fault tests (tests/faults/stack.py), and GitHub's fake in front of it."""
+"""One production-like stack for the fault tests (tests/faults/stack.py), and GitHub's fake in front of it."""
 import os
 import shutil
 import tempfile
@@ -17,7 +17,7 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.faults)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def stack(make_httpserver):
     if not os.environ.get("REDIS_URL"):
         pytest.skip("the fault suite runs in the PostgreSQL + Redis pass only (it brings its own services)")

@@ -80,11 +80,24 @@ class Stack:
         wait_for_port(self.web_port)
 
     def start_worker(self) -> None:
-        log = open(self.directory / "worker.log", "ab")
+        path = self.directory / "worker.log"
+        self._log_lines_at_start = len(path.read_text(errors="replace").splitlines()) if path.exists() else 0
+        log = open(path, "ab")
         self.worker = subprocess.Popen(
             [str(BIN / "celery"), "-A", "repojournal", "worker", "-B", "-c", "2", "--loglevel=info",
              "-s", str(self.directory / "beat-schedule")], cwd=ROOT, env=self.env, stdout=log,
             stderr=subprocess.STDOUT)
+
+    def wait_until_worker_ready(self, timeout: float = 120.0) -> None:
+        """Until this worker process logs "ready" (its pool is up and it consumes)."""
+        deadline = time.monotonic() + timeout
+        marker = "celery@"
+        while time.monotonic() < deadline:
+            if any(marker in line and line.rstrip().endswith("ready.") for line in self.worker_log().splitlines()
+                   [self._log_lines_at_start:]):
+                return
+            time.sleep(0.5)
+        raise TimeoutError(f"the worker was not ready within {timeout} s")
 
     def kill_worker(self) -> None:
         """``kill -9`` of the worker's main process and its pool (the beat runs inside it)."""
@@ -123,6 +136,17 @@ class Stack:
             except psycopg.OperationalError:
                 time.sleep(0.2)
         raise TimeoutError("the test's PostgreSQL did not answer")
+
+    def worker_memory_kib(self) -> int:
+        """Resident memory of the worker: its main process and its pool."""
+        total = 0
+        for pid in self.worker_pids():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except FileNotFoundError:
+                continue
+            total += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+        return total
 
     def worker_log(self) -> str:
         return (self.directory / "worker.log").read_text(errors="replace")

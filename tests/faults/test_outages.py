@@ -123,12 +123,15 @@ def test_worker_killed_with_sigkill_and_restarted_loses_and_doubles_nothing(stac
         time.sleep(3)  # what a supervisor takes to notice and restart it
         stack.start_worker()
         timings["restarted"] = time.monotonic()
+        stack.wait_until_worker_ready()
+        timings["ready"] = time.monotonic()
 
     timings = send_while(github, fault, at=5)
     assert_only_timeouts_failed(github)  # the endpoint needs no worker
     took = wait_until_all_processed(stack, github, timings["guids"], timings["restarted"])
     assert_exactly_once(stack, github, timings["guids"])
-    report("worker kill -9", timeouts=timeouts(github), all_processed_after_restart=took)
+    report("worker kill -9", timeouts=timeouts(github), ready_after_restart=timings["ready"] - timings["restarted"],
+           all_processed_after_restart=took)
 
 
 def test_redis_stopped_for_15_s_the_worker_recovers_by_itself(stack, github):
