@@ -18,7 +18,9 @@ from digests.models import Digest, Topic
 
 from .drafting import draft_digest
 
-from .models import DigestDraft, FeedEntry, FeedSource, IngestionRun, TrackedRepository, WebhookDelivery
+from .models import (
+    DigestDraft, FeedEntry, FeedSource, IngestionRun, RedeliveryRequest, TrackedRepository, WebhookDelivery,
+)
 from .tasks import draft_digest_task, fetch_feed, poll_repository, process_delivery_task
 
 
@@ -95,9 +97,21 @@ class IngestionRunAdmin(ReadOnlyAdmin):
         return Truncator(obj.error).chars(80)
 
 
+@admin.register(RedeliveryRequest)
+class RedeliveryRequestAdmin(ReadOnlyAdmin):
+    """Failed deliveries we asked GitHub to send again (ingestion/redelivery.py); each GUID once per window."""
+
+    list_display = ["requested_at", "tracked", "guid", "event", "status_code", "accepted"]
+    list_filter = ["accepted", "event"]
+    search_fields = ["guid"]
+    readonly_fields = ["tracked", "guid", "delivery_id", "event", "status_code", "requested_at", "accepted"]
+    fields = readonly_fields
+
+
 @admin.register(TrackedRepository)
 class TrackedRepositoryAdmin(admin.ModelAdmin):
-    list_display = ["repository", "enabled", "poll_interval", "last_synced_at", "last_polled_at", "default_branch"]
+    list_display = ["repository", "enabled", "poll_interval", "last_synced_at", "last_polled_at", "default_branch",
+                    "hook_id"]
     list_editable = ["enabled"]
     list_filter = ["enabled"]
     list_select_related = ["repository"]

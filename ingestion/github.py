@@ -67,7 +67,7 @@ def rate_limit_wait(response: httpx.Response, now: float, limited_before: int) -
 
 
 class GitHubClient:
-    """GET requests against the REST API with retries, rate limits, ETags and pagination."""
+    """Requests against the REST API with retries, rate limits, ETags and pagination."""
 
     def __init__(self, base_url: str, token: str = "", *, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time, max_attempts: int = 6, timeout: float = 30.0):
@@ -83,11 +83,19 @@ class GitHubClient:
 
     def get(self, url: str, *, params: dict | None = None, etag: str = "") -> httpx.Response:
         """GET with retries; returns a 2xx or 304 response, or raises GitHubError."""
-        headers = {"If-None-Match": etag} if etag else {}
+        return self.request("GET", url, params=params, headers={"If-None-Match": etag} if etag else {})
+
+    def post(self, url: str) -> httpx.Response:
+        """POST without a body (e.g. a redelivery request), retried and rate-limited like a GET."""
+        return self.request("POST", url)
+
+    def request(self, method: str, url: str, *, params: dict | None = None,
+                headers: dict | None = None) -> httpx.Response:
+        """Send with retries; returns a 2xx or 304 response, or raises GitHubError."""
         limited = errors = 0
         for attempt in range(1, self.max_attempts + 1):
             try:
-                response = self.http.get(url, params=params, headers=headers)
+                response = self.http.request(method, url, params=params, headers=headers or {})
             except httpx.TransportError as exc:
                 reason, wait = f"{type(exc).__name__}: {exc}", SERVER_ERROR_BACKOFF * 2**errors
                 errors += 1
@@ -102,13 +110,13 @@ class GitHubClient:
                 elif response.status_code == 304 or response.is_success:
                     return response
                 else:
-                    raise GitHubError(f"GET {url}: {response.status_code} {response.text[:200]}")
+                    raise GitHubError(f"{method} {url}: {response.status_code} {response.text[:200]}")
             if attempt < self.max_attempts:
-                self._wait(wait, url, reason)
-        raise GitHubError(f"GET {url}: gave up after {self.max_attempts} attempts ({reason})")
+                self._wait(wait, f"{method} {url}", reason)
+        raise GitHubError(f"{method} {url}: gave up after {self.max_attempts} attempts ({reason})")
 
-    def _wait(self, seconds: float, url: str, reason: str) -> None:
-        logger.warning("GitHub GET %s: %s; waiting %.0f s", url, reason, seconds)
+    def _wait(self, seconds: float, what: str, reason: str) -> None:
+        logger.warning("GitHub %s: %s; waiting %.0f s", what, reason, seconds)
         self.sleep(seconds)
 
     def get_json(self, url: str, **params):

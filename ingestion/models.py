@@ -98,6 +98,7 @@ class IngestionRun(models.Model):
         POLL = "poll", "GitHub poll"
         FEED = "feed", "Feed fetch"
         DRAFT = "draft", "Digest draft"
+        REDELIVERY = "redelivery", "Failed deliveries redelivered"
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"
@@ -155,6 +156,12 @@ class TrackedRepository(models.Model):
     )
     default_branch = models.CharField(max_length=200, blank=True)
     etags = models.JSONField(default=dict, blank=True, help_text="ETag of each list's first page, by URL.")
+    hook_id = models.PositiveBigIntegerField(
+        "webhook id", null=True, blank=True,
+        help_text="The id of the repository webhook that sends us deliveries (the number at the end of its URL "
+                  "under Settings → Webhooks). With it, deliveries GitHub failed to hand us are asked for again "
+                  "every few minutes; the token needs admin:repo_hook (read) and repo hook write access.",
+    )
 
     objects = TrackedRepositoryQuerySet.as_manager()
 
@@ -164,6 +171,29 @@ class TrackedRepository(models.Model):
 
     def __str__(self) -> str:
         return str(self.repository)
+
+
+class RedeliveryRequest(models.Model):
+    """A failed GitHub delivery we asked GitHub to redeliver: so we ask once per window, and can show it.
+
+    GitHub does not retry a delivery that failed (e.g. answered 503 while the
+    database was down); ``ingestion.redelivery`` finds those in the hook's
+    delivery log and requests them again.
+    """
+
+    tracked = models.ForeignKey(TrackedRepository, related_name="redelivery_requests", on_delete=models.CASCADE)
+    guid = models.CharField("X-GitHub-Delivery", max_length=100, db_index=True)
+    delivery_id = models.PositiveBigIntegerField(help_text="GitHub's id of the failed attempt we asked to repeat.")
+    event = models.CharField(max_length=50, blank=True)
+    status_code = models.IntegerField(help_text="What the failed attempt got from us (0: no answer).")
+    requested_at = models.DateTimeField(default=timezone.now, db_index=True)
+    accepted = models.BooleanField(default=False, help_text="GitHub accepted the request (202).")
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.guid} ({self.event})"
 
 
 class ReferenceSyncState(models.Model):

@@ -11,7 +11,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from . import deliveries, drafting, feeds, polling
+from . import deliveries, drafting, feeds, polling, redelivery
 from .models import FeedSource, TrackedRepository
 
 logger = logging.getLogger(__name__)
@@ -40,6 +40,16 @@ def sweep_deliveries() -> int:
     for delivery_id in ids:
         process_delivery_task.delay(delivery_id)
     return len(ids)
+
+
+@shared_task(bind=True, **TASK_OPTIONS)
+def redeliver_failed_deliveries(self) -> str:
+    """Ask GitHub to redeliver what it failed to hand us (GitHub never retries); under the token's lock, like polls."""
+    try:
+        with polling.token_lock(settings.GITHUB_TOKEN):
+            return str(redelivery.redeliver_all(polling.default_client()))
+    except polling.TokenBusy as exc:
+        raise self.retry(exc=exc, countdown=30)
 
 
 @shared_task(**TASK_OPTIONS)

@@ -1,14 +1,19 @@
 """The GitHub webhook endpoint: verify, store, answer; processing happens in a task."""
 import json
+import logging
 
 import orjson
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from . import webhooks
 
+logger = logging.getLogger(__name__)
+#: Seconds a client is asked to wait when the database is down (GitHub itself does not retry; see below).
+RETRY_AFTER_SECONDS = 60
 # GitHub caps payloads at 25 MB; Django's 2.5 MB DATA_UPLOAD_MAX_MEMORY_SIZE would refuse big pushes.
 MAX_BODY_BYTES = 25 * 1024 * 1024
 
@@ -45,7 +50,7 @@ def _loads(body: bytes):
 @csrf_exempt
 @require_POST
 def github_webhook(request):
-    """Accept a signed GitHub delivery: 202 when stored and queued, 200 for a redelivery."""
+    """Accept a signed GitHub delivery: 202 when stored and queued, 200 for a redelivery, 503 if it cannot be stored."""
     signature = request.headers.get("X-Hub-Signature-256", "")
     if not signature:
         return _error(401, "Missing X-Hub-Signature-256 header.")
@@ -63,6 +68,22 @@ def github_webhook(request):
     payload = _parse(request, body)
     if isinstance(payload, JsonResponse):
         return payload
-    delivery, created = webhooks.store_delivery(guid[:100], event, payload, request.headers, body)
+    try:
+        delivery, created = webhooks.store_delivery(guid[:100], event, payload, request.headers, body)
+    except DatabaseError:
+        return _database_down(guid)
     status = "queued" if created else "duplicate"
     return JsonResponse({"delivery": delivery.guid, "status": status}, status=202 if created else 200)
+
+
+def _database_down(guid: str) -> JsonResponse:
+    """503 when the delivery could not be stored: we answer 2xx only for what we hold.
+
+    GitHub records the failure and does not retry by itself; the
+    ``redeliver_failed_deliveries`` beat task asks it to redeliver once the
+    database is back (ingestion/redelivery.py).
+    """
+    logger.warning("Delivery %s refused with 503: the database is unavailable.", guid, exc_info=True)
+    response = _error(503, "The delivery could not be stored; it will be requested again.")
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

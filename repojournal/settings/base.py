@@ -135,6 +135,13 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
+# --- Workers survive a Redis restart (issue 17): kombu 5.7.0's Redis transport with a workaround
+# for the defect that made workers exit when Redis went away (repojournal/broker.py says why).
+if REDIS_URL:
+    CELERY_BROKER_TRANSPORT = "repojournal.broker:Transport"
+# A worker never gives up on the broker (Celery's default stops after 100 attempts) and retries at startup too.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Ingestion (issue 5): GitHub webhooks and REST polling, feeds, drafted digests ---
 # The secret shared with the GitHub webhook; without it every delivery is refused.
@@ -158,10 +165,17 @@ INGESTION_LABEL_PRIORITIES = [
     ("enhancement", "plan"),
 ]
 # A pending delivery older than this is re-queued by the sweep (it never reached a worker).
+# Failed GitHub deliveries (issue 17): how far back the hook's delivery log is read, and how long
+# before the same GUID may be requested again (ingestion/redelivery.py). GitHub keeps 3 days.
+INGESTION_REDELIVERY_LOOKBACK = int(os.environ.get("INGESTION_REDELIVERY_LOOKBACK", str(24 * 3600)))
+INGESTION_REDELIVERY_WINDOW = int(os.environ.get("INGESTION_REDELIVERY_WINDOW", "3600"))
 INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "60"))
 CELERY_BEAT_SCHEDULE = {
     "ingestion-dispatch-due-polls": {"task": "ingestion.tasks.dispatch_due_polls", "schedule": 60.0},
-    "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries", "schedule": 60.0},
+    "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries",
+                                   "schedule": float(os.environ.get("INGESTION_SWEEP_EVERY", "60"))},
+    "ingestion-redeliver-failed": {"task": "ingestion.tasks.redeliver_failed_deliveries",
+                                   "schedule": float(os.environ.get("INGESTION_REDELIVERY_EVERY", "300"))},
     "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_all_feeds", "schedule": 3600.0},
 }
 

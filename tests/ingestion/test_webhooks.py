@@ -171,6 +171,21 @@ def test_payloads_beyond_githubs_limit_are_413(post_webhook, monkeypatch):
     assert not WebhookDelivery.objects.exists()
 
 
+def test_database_down_is_a_503_with_retry_after_and_no_traceback(post_webhook, monkeypatch):
+    """Nothing stored, so no 2xx: GitHub records a failure the redelivery task asks it to repeat.
+    (tests/faults/test_outages.py stops a real PostgreSQL.)"""
+    from django.db import OperationalError
+
+    def database_down(**values):
+        raise OperationalError("connection to server at \"127.0.0.1\", port 5432 failed: Connection refused")
+
+    monkeypatch.setattr(WebhookDelivery.objects, "insert_new", database_down)
+    response = post_webhook("pull_request", fixture_body("pull_request.opened"))
+    assert response.status_code == 503
+    assert response["Retry-After"] == "60"
+    assert response.json() == {"error": "The delivery could not be stored; it will be requested again."}
+
+
 def test_truncated_body_fails_the_signature(post_webhook):
     body = fixture_body("pull_request.opened")
     response = post_webhook("pull_request", body[: len(body) // 2], signature=sign(body))

@@ -1,0 +1,42 @@
+"""One production-like stack for the fault tests (tests/faults/stack.py), and GitHub's fake in front of it."""
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from .github_fake import FakeGitHub
+from .services import postgres_bin
+from .stack import HOOK_ID, REPOSITORY, SECRET, Stack
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/faults/" in str(item.fspath):
+            item.add_marker(pytest.mark.faults)
+
+
+@pytest.fixture(scope="session")
+def stack(make_httpserver):
+    if not os.environ.get("REDIS_URL"):
+        pytest.skip("the fault suite runs in the PostgreSQL + Redis pass only (it brings its own services)")
+    if not shutil.which("redis-server") or postgres_bin() is None:
+        pytest.skip("needs redis-server and PostgreSQL's initdb/pg_ctl")
+    directory = Path(tempfile.mkdtemp(prefix="repojournal-faults-"))
+    directory.chmod(0o755)  # the cluster runs as postgres, which must reach its data directory
+    running = Stack(directory, make_httpserver.url_for("/").rstrip("/"))
+    try:
+        running.setup()
+        yield running
+    finally:
+        running.stop()
+        if not os.environ.get("FAULTS_KEEP"):
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def github(httpserver, stack):
+    fake = FakeGitHub(httpserver, repo=REPOSITORY, hook_id=HOOK_ID, target=stack.webhook_url, secret=SECRET)
+    yield fake
+    fake.wait_for_redeliveries()
