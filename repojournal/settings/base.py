@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "reader",
     "ingestion",
     "demo",
+    "outbound",
 ]
 
 MIDDLEWARE = [
@@ -159,6 +160,8 @@ CELERY_BEAT_SCHEDULE = {
     "ingestion-dispatch-due-polls": {"task": "ingestion.tasks.dispatch_due_polls", "schedule": 60.0},
     "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries", "schedule": 60.0},
     "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_all_feeds", "schedule": 3600.0},
+    # Outbound webhooks (issue 18): scheduled content coming due, and retries due (durable across restarts).
+    "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": 30.0},
 }
 
 TAGGIT_CASE_INSENSITIVE = True
@@ -195,3 +198,7 @@ PAGE_CACHE_VIEWS = {
     "blog:index", "blog:feed", "blog:post", "blog:tags", "blog:tag", "blog:tag_feed", "blog:author",
     "blog:author_feed",
 }
+
+# --- Outbound webhooks (issue 18, outbound/, docs/webhooks.md) ---
+# Endpoint URLs must be https (tests and local development turn this off); addresses are checked by egress.
+OUTBOUND_REQUIRE_HTTPS = env_bool("OUTBOUND_REQUIRE_HTTPS", True)
