@@ -199,6 +199,11 @@ PAGE_CACHE_VIEWS = {
     "blog:author_feed",
 }
 
+# --- Egress (issue 17, egress/): outbound requests to URLs an editor or a payload supplies ---
+# refuse loopback, private, link-local, multicast and reserved addresses. CIDRs listed here are
+# let through anyway (local development against a feed on 127.0.0.1, say); empty in production.
+EGRESS_ALLOWED_NETWORKS = env_list("EGRESS_ALLOWED_NETWORKS")
+
 # --- Outbound webhooks (issue 18, outbound/, docs/webhooks.md) ---
 # Endpoint URLs must be https (tests and local development turn this off); addresses are checked by egress.
 OUTBOUND_REQUIRE_HTTPS = env_bool("OUTBOUND_REQUIRE_HTTPS", True)
