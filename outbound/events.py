@@ -30,7 +30,7 @@ from blog.schemas import PostOut
 from digests.models import Digest
 from digests.schemas import DigestOut
 
-from .models import Message
+from .models import Endpoint, Message
 
 #: subject name -> (model, detail schema, queryset with what the schema shows)
 SUBJECTS = {
@@ -51,14 +51,20 @@ def connect_signals() -> None:
         post_delete.connect(on_deleted, sender=model, dispatch_uid=f"outbound-delete-{model.__name__}")
 
 
+def listening() -> bool:
+    """Whether any endpoint listens: without one, a content write costs this one query and nothing else."""
+    return Endpoint.objects.filter(enabled=True).exists()
+
+
 def remember_visibility(sender, instance, raw=False, **kwargs) -> None:
     """Before a save: whether the stored row is public right now (a later save may make it a draft)."""
-    if not raw and instance.pk is not None:
+    instance._outbound_listening = not raw and listening()
+    if instance._outbound_listening and instance.pk is not None:
         instance._outbound_was_public = sender.objects.published().filter(pk=instance.pk).exists()
 
 
 def on_saved(sender, instance, raw=False, **kwargs) -> None:
-    if raw:
+    if raw or not getattr(instance, "_outbound_listening", True):
         return
     subject, pk = SUBJECT_OF[sender], instance.pk
     was_public = getattr(instance, "_outbound_was_public", False)
@@ -68,7 +74,7 @@ def on_saved(sender, instance, raw=False, **kwargs) -> None:
 def remember_deleted(sender, instance, **kwargs) -> None:
     """Before a delete: the last public JSON of a public item (its related rows go with it)."""
     subject = SUBJECT_OF[sender]
-    if sender.objects.published().filter(pk=instance.pk).exists():
+    if listening() and sender.objects.published().filter(pk=instance.pk).exists():
         instance._outbound_last_json = current_json(subject, instance.pk)
 
 

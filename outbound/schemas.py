@@ -10,6 +10,8 @@ EventType = Literal["post.published", "post.updated", "post.unpublished",
                     "digest.published", "digest.updated", "digest.unpublished"]
 #: A path id the database can hold (a larger one would be a database error, not a 404).
 EndpointId = Annotated[int, Field(ge=1, le=2**63 - 1)]
+#: A web address (http or https: whether https is required is a setting), never empty.
+EndpointUrl = Annotated[web_url(500), Field(min_length=10)]
 EVENT_TYPES_HELP = "The events to receive; empty (the default) means every event."
 
 
@@ -32,14 +34,14 @@ class EndpointWithSecretOut(EndpointOut):
 
 
 class EndpointIn(Schema):
-    url: web_url(500) = Field(..., description="https in production; never a loopback, private or link-local address.")
+    url: EndpointUrl = Field(..., description="https in production; never a loopback, private or link-local address.")
     description: text(200) = ""
     event_types: list[EventType] = Field(default_factory=list, max_length=6, description=EVENT_TYPES_HELP)
     enabled: bool = True
 
 
 class EndpointPatch(Schema):
-    url: web_url(500) | None = None
+    url: EndpointUrl | None = None
     description: text(200) | None = None
     event_types: list[EventType] | None = Field(None, max_length=6, description=EVENT_TYPES_HELP)
     enabled: bool | None = Field(None, description="true re-enables an endpoint delivery disabled; its pending "
