@@ -7,7 +7,7 @@ marked failed and the next one starts.
 
 Durability: every pending delivery has ``next_attempt_at`` in the database. A Celery task per
 endpoint does the work (queued after commit, and again with a countdown for the next retry), and
-the beat sweep (`sweep`, every 30 s) re-enqueues every endpoint with an overdue delivery, so a due
+the beat sweep (`sweep`, every 30 s) re-enqueues every endpoint whose oldest pending delivery is due, so a due
 retry survives a worker or Redis restart.
 
 Never twice: the endpoint row is locked (``SELECT … FOR UPDATE SKIP LOCKED``) while one of its
@@ -36,6 +36,8 @@ JITTER = 0.1
 DISABLE_AFTER = timedelta(days=5)
 TIMEOUT_SECONDS = 15.0
 EXCERPT_CHARS = 1000
+#: Retries due sooner than this also get a countdown task; the sweep (every 30 s) catches the rest.
+COUNTDOWN_LIMIT = timedelta(minutes=10)
 
 
 def enqueue(endpoint_id: int, countdown: float | None = None) -> None:
@@ -71,29 +73,35 @@ def deliver_due(endpoint_id: int, now=None, http: httpx.Client | None = None) ->
     """Try the endpoint's due deliveries, oldest first, until one fails or is not due. Returns the 2xx count.
 
     `now` (default: the clock) decides what is due, so tests drive the schedule with a clock of their own.
-    A retry due later is queued with a countdown (the fast path; the sweep is the durable one).
+    After a failed attempt a retry due within COUNTDOWN_LIMIT is queued with a countdown (the fast
+    path); later ones are left to the sweep (Redis redelivers countdown tasks older than its
+    visibility timeout, and a call that attempted nothing queues nothing, so tasks never pile up).
     """
-    delivered = 0
+    delivered = attempted = 0
     while True:
-        succeeded, next_due = deliver_head(endpoint_id, now, http)
-        delivered += succeeded
+        outcome, next_due = deliver_head(endpoint_id, now, http)
+        delivered += outcome is True
+        attempted += outcome is not None
         if next_due is None or next_due > (now or timezone.now()):
             break
-    if next_due is not None and not settings.CELERY_TASK_ALWAYS_EAGER:
-        enqueue(endpoint_id, countdown=max((next_due - timezone.now()).total_seconds(), 0))
+    if attempted and next_due is not None and not settings.CELERY_TASK_ALWAYS_EAGER:
+        wait = (next_due - timezone.now()).total_seconds()
+        if wait <= COUNTDOWN_LIMIT.total_seconds():
+            enqueue(endpoint_id, countdown=max(wait, 0))
     return delivered
 
 
-def deliver_head(endpoint_id: int, now=None, http=None) -> tuple[bool, object]:
-    """One attempt at the endpoint's head delivery: (whether it got a 2xx, when the next head is due or None)."""
+def deliver_head(endpoint_id: int, now=None, http=None) -> tuple[bool | None, object]:
+    """One attempt at the endpoint's head delivery: (whether it got a 2xx, None if nothing was tried;
+    when the next head is due, or None)."""
     with transaction.atomic():
         endpoint = Endpoint.objects.select_for_update(skip_locked=True).filter(pk=endpoint_id, enabled=True).first()
         if endpoint is None:
-            return False, None  # disabled, deleted, or another worker holds it
+            return None, None  # disabled, deleted, or another worker holds it
         delivery = head(endpoint)
         moment = now or timezone.now()
         if delivery is None or delivery.next_attempt_at > moment:
-            return False, delivery.next_attempt_at if delivery else None
+            return None, delivery.next_attempt_at if delivery else None
         attempt = post(endpoint, delivery.message, delivery.attempt_count + 1, moment, http)
         record(endpoint, delivery, attempt, moment)
         following = head(endpoint) if endpoint.enabled else None
@@ -173,8 +181,8 @@ def note_failure(endpoint: Endpoint, attempt: Attempt, moment) -> None:
 
 
 def sweep(now=None) -> int:
-    """Queue every enabled endpoint with an overdue delivery (the durable path); returns how many."""
-    ids = list(Delivery.objects.overdue(now).values_list("endpoint_id", flat=True).distinct())
+    """Queue every enabled endpoint whose oldest pending delivery is due (the durable path); returns how many."""
+    ids = list(Endpoint.objects.with_head_due(now or timezone.now()).values_list("pk", flat=True))
     for endpoint_id in ids:
         enqueue(endpoint_id)
     return len(ids)

@@ -48,6 +48,13 @@ class EndpointQuerySet(models.QuerySet):
     def owned_by(self, user):
         return self.filter(owner=user)
 
+    def with_head_due(self, now):
+        """Enabled endpoints whose oldest pending delivery is due by `now`: only the head is ever tried,
+        so a due message waiting behind one that is not does not count."""
+        head = Delivery.objects.filter(endpoint=models.OuterRef("pk"), state=Delivery.State.PENDING)
+        head_due = models.Subquery(head.order_by("message_id").values("next_attempt_at")[:1])
+        return self.filter(enabled=True).annotate(head_due=head_due).filter(head_due__lte=now)
+
 
 class Endpoint(models.Model):
     """A subscriber's URL. Its secret signs every request; the previous one still signs for 24 h after a rotation."""
@@ -134,10 +141,6 @@ class Message(models.Model):
 class DeliveryQuerySet(models.QuerySet):
     def pending(self):
         return self.filter(state=Delivery.State.PENDING)
-
-    def overdue(self, now=None):
-        """Pending deliveries due by `now` to enabled endpoints: what the beat sweep re-enqueues."""
-        return self.pending().filter(next_attempt_at__lte=now or timezone.now(), endpoint__enabled=True)
 
 
 class Delivery(models.Model):

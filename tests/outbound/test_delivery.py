@@ -105,6 +105,7 @@ def test_a_receiver_down_for_a_while_gets_everything_in_order(
         titles = [publish_post(django_capture_on_commit_callbacks, title=f"Post {n}").title for n in range(3)]
         start = timezone.now()
         assert delivery.deliver_due(endpoint.pk, now=start) == 0
+        assert delivery.sweep(now=start + timedelta(seconds=1)) == 0  # posts 2 and 3 are due, but wait behind 1
         assert delivery.deliver_due(endpoint.pk, now=start + timedelta(seconds=6)) == 0
         attempts = list(Attempt.objects.order_by("pk"))
         assert len(attempts) == 2 and {a.message_id for a in attempts} == {Message.objects.order_by("pk")[0].pk}
@@ -182,3 +183,25 @@ def test_payload_is_the_api_detail_json(endpoint, queued, client, django_capture
     assert message.payload["data"] == api
     assert set(message.payload) == {"type", "timestamp", "data"}
     assert json.loads(delivery.serialised(message)) == message.payload
+
+
+def test_digests_too_and_deleting_a_public_item_unpublishes_it(
+        endpoint, receiver, queued, client, django_capture_on_commit_callbacks):
+    from digests.factories import DigestFactory
+
+    with django_capture_on_commit_callbacks(execute=True):
+        digest = DigestFactory(headline="Shipped today")
+    message = Message.objects.get()
+    assert message.type == "digest.published"
+    assert message.payload["data"] == client.get(f"/api/v1/digests/{digest.slug}").json()
+    with django_capture_on_commit_callbacks(execute=True):
+        digest.delete()
+    gone = Message.objects.order_by("pk").last()
+    assert gone.type == "digest.unpublished" and gone.payload["data"]["headline"] == "Shipped today"
+    assert delivery.deliver_due(endpoint.pk) == 2
+    assert receiver.types() == ["digest.published", "digest.unpublished"]
+
+
+def test_without_endpoints_content_writes_make_no_messages(queued, django_capture_on_commit_callbacks):
+    publish_post(django_capture_on_commit_callbacks)
+    assert not Message.objects.exists() and queued == []
