@@ -3,7 +3,6 @@
 Another user's endpoint does not exist for the token (404). The secret is in the answer of the
 create and rotate operations only; delivery, retries and the log are described in docs/webhooks.md.
 """
-from django.conf import settings
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -26,7 +25,7 @@ router = Router(tags=["Webhooks"])
 READ = {"auth": token_auth, "throttle": throttles("list")}
 WRITE = {"auth": token_auth, "throttle": throttles("write")}
 #: How many endpoints one user may have (the list is answered whole, unpaginated).
-MAX_ENDPOINTS = getattr(settings, "OUTBOUND_MAX_ENDPOINTS_PER_USER", 20)
+MAX_ENDPOINTS = 20
 
 
 def owner(request: HttpRequest):

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from . import signing
 from .addresses import RefusedAddress, check_endpoint_url, client
-from .models import Attempt, Delivery, Endpoint, Message
+from .models import TEST_EVENT, Attempt, Delivery, Endpoint, Message
 
 #: Standard Webhooks' suggested schedule: the delay before each retry (the first try is immediate).
 RETRY_DELAYS = [timedelta(seconds=5), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2),
@@ -124,7 +124,7 @@ def post(endpoint: Endpoint, message: Message, number: int, moment, http=None) -
         attempt.succeeded = 200 <= response.status_code < 300
     except RefusedAddress as exc:
         attempt.error = f"Refused address: {exc}"[:500]
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:  # an answer never came: retried
         attempt.error = f"{type(exc).__name__}: {exc}"[:500]
     attempt.duration_ms = int((time.monotonic() - started) * 1000)
     return attempt
@@ -215,8 +215,8 @@ def replay(endpoint: Endpoint, messages) -> int:
 
 def send_test(endpoint: Endpoint) -> Message:
     """A ``webhook.test`` message to this endpoint only."""
-    message = Message.objects.create(type="webhook.test", payload={
-        "type": "webhook.test", "timestamp": timezone.now().isoformat().replace("+00:00", "Z"),
+    message = Message.objects.create(type=TEST_EVENT, payload={
+        "type": TEST_EVENT, "timestamp": timezone.now().isoformat().replace("+00:00", "Z"),
         "data": {"endpoint": endpoint.pk, "note": "A test event sent from the RepoJournal admin."}})
     Delivery.objects.create(endpoint=endpoint, message=message, next_attempt_at=message.created_at)
     transaction.on_commit(lambda: enqueue(endpoint.pk))

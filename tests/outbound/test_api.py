@@ -107,3 +107,12 @@ def test_list_query_count_does_not_grow(client, headers, user):
     few = queries()
     Endpoint.objects.bulk_create([Endpoint(url=f"http://127.0.0.1:9/{n}", owner=user) for n in range(15)])
     assert queries() == few
+
+
+def test_the_api_offers_exactly_the_events_there_are():
+    from typing import get_args
+
+    from outbound.models import EVENT_TYPES
+    from outbound.schemas import EventType
+
+    assert list(get_args(EventType)) == EVENT_TYPES
