@@ -205,3 +205,25 @@ def test_digests_too_and_deleting_a_public_item_unpublishes_it(
 def test_without_endpoints_content_writes_make_no_messages(queued, django_capture_on_commit_callbacks):
     publish_post(django_capture_on_commit_callbacks)
     assert not Message.objects.exists() and queued == []
+
+
+def test_an_address_refused_at_send_time_is_a_failed_attempt(endpoint, receiver, queued, settings,
+                                                             django_capture_on_commit_callbacks):
+    publish_post(django_capture_on_commit_callbacks)
+    settings.EGRESS_ALLOWED_NETWORKS = []  # the receiver on 127.0.0.1 is now out of bounds
+    assert delivery.deliver_due(endpoint.pk) == 0
+    attempt = Attempt.objects.get()
+    assert attempt.status_code is None and "Refused" in attempt.error and not receiver.received
+    assert Delivery.objects.get().state == Delivery.State.PENDING
+
+
+def test_through_the_tasks_when_celery_runs_inline(endpoint, receiver, django_capture_on_commit_callbacks):
+    """The SQLite run (no Redis): tasks run inline after commit; the PostgreSQL+Redis run uses test_worker.py."""
+    from outbound.tasks import sweep_outbound
+    from repojournal.celery import app
+
+    if not app.conf.task_always_eager:
+        pytest.skip("a real worker is configured: tests/outbound/test_worker.py covers this")
+    publish_post(django_capture_on_commit_callbacks, title="Inline")
+    assert receiver.verified(endpoint.whsec)[0]["data"]["title"] == "Inline"
+    assert sweep_outbound.delay().get() == "announced 0, queued 0"
