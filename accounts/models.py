@@ -47,6 +47,7 @@ class ApiToken(models.Model):
         READ_DRAFTS = "read:drafts", "read:drafts — see unpublished content"
         WRITE_CONTENT = "write:content", "write:content — create and update drafts"
         PUBLISH = "publish", "publish — publish, schedule, archive (Publishers only)"
+        WEBHOOKS = "webhooks", "webhooks — manage the token user's own outbound webhook endpoints"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, related_name="api_tokens", on_delete=models.CASCADE)
     name = models.CharField(max_length=100, help_text="What the token is for, e.g. “ingestion bot”.")

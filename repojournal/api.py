@@ -14,6 +14,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from blog.api import router as blog_router
 from digests.api import router as digests_router
+from outbound.api import router as outbound_router
 
 from api.errors import ErrorOut
 from api.responses import RENDERER
@@ -86,6 +87,7 @@ def on_permission_denied(request, exc):
 
 api.add_router("/", digests_router)
 api.add_router("/", blog_router)
+api.add_router("/", outbound_router)
 
 
 def _json_405(view):

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "ingestion",
     "demo",
     "edge",
+    "outbound",
 ]
 
 MIDDLEWARE = [
@@ -177,6 +178,8 @@ CELERY_BEAT_SCHEDULE = {
     "ingestion-redeliver-failed": {"task": "ingestion.tasks.redeliver_failed_deliveries",
                                    "schedule": float(os.environ.get("INGESTION_REDELIVERY_EVERY", "300"))},
     "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_all_feeds", "schedule": 3600.0},
+    # Outbound webhooks (issue 18): scheduled content coming due, and retries due (durable across restarts).
+    "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": 30.0},
 }
 
 TAGGIT_CASE_INSENSITIVE = True
@@ -246,3 +249,12 @@ CELERY_BEAT_SCHEDULE["edge-sweep-scheduled"] = {
     "task": "edge.tasks.sweep_scheduled", "schedule": EDGE_SCHEDULE_SWEEP_SECONDS,
     "options": {"expires": EDGE_SCHEDULE_SWEEP_SECONDS},
 }
+
+# --- Egress (issue 17, egress/): outbound requests to URLs an editor or a payload supplies ---
+# refuse loopback, private, link-local, multicast and reserved addresses. CIDRs listed here are
+# let through anyway (local development against a feed on 127.0.0.1, say); empty in production.
+EGRESS_ALLOWED_NETWORKS = env_list("EGRESS_ALLOWED_NETWORKS")
+
+# --- Outbound webhooks (issue 18, outbound/, docs/webhooks.md) ---
+# Endpoint URLs must be https (tests and local development turn this off); addresses are checked by egress.
+OUTBOUND_REQUIRE_HTTPS = env_bool("OUTBOUND_REQUIRE_HTTPS", True)

@@ -28,8 +28,16 @@ def test_every_operation_documents_its_errors_in_the_one_shape(openapi):
                 assert schema == {"$ref": "#/components/schemas/ErrorOut"}, f"{method} {path} {code}"
 
 
+#: Operations on the token user's own things (outbound webhooks): every one needs a token, reads too.
+PRIVATE = "/api/v1/webhooks/"
+
+
+def content_operations(openapi):
+    return [(p, m, o) for p, m, o in operations(openapi) if not p.startswith(PRIVATE)]
+
+
 def test_writes_require_a_token_and_reads_make_it_optional(openapi):
-    for path, method, operation in operations(openapi):
+    for path, method, operation in content_operations(openapi):
         if method == "get":
             assert operation["security"] == [{"TokenAuth": []}, {}], path
         else:
@@ -38,7 +46,7 @@ def test_writes_require_a_token_and_reads_make_it_optional(openapi):
 
 
 def test_lists_document_cursor_paging_and_the_maximum_page_size(openapi):
-    lists = [(p, o) for p, m, o in operations(openapi) if m == "get" and p.endswith("/")]
+    lists = [(p, o) for p, m, o in content_operations(openapi) if m == "get" and p.endswith("/")]
     assert len(lists) == 8
     for path, operation in lists:
         params = {param["name"]: param for param in operation["parameters"]}
@@ -48,10 +56,18 @@ def test_lists_document_cursor_paging_and_the_maximum_page_size(openapi):
 
 
 def test_details_document_304(openapi):
-    details = [p for p, m, o in operations(openapi) if m == "get" and not p.endswith("/")]
+    details = [p for p, m, o in content_operations(openapi) if m == "get" and not p.endswith("/")]
     assert len(details) == 3
     for path in details:
         assert "304" in openapi["paths"][path]["get"]["responses"]
+
+
+def test_webhook_operations_all_require_a_token(openapi):
+    private = [(p, m, o) for p, m, o in operations(openapi) if p.startswith(PRIVATE)]
+    assert len(private) == 7
+    for path, method, operation in private:
+        assert operation["security"] == [{"TokenAuth": []}], (method, path)
+        assert {"401", "403"} <= set(operation["responses"]), (method, path)
 
 
 def test_interactive_docs_are_served(client):
