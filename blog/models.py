@@ -231,6 +231,7 @@ class Post(PublishableModel):
 
     def save(self, *args, **kwargs):
         """Render once what listings and pages would otherwise compute on every view."""
+        self.settle_publication()  # the card and header print the publication date
         self.render_body()
         new = self.pk is None
         if not new:  # a new post has no bylines or tags yet: rendered once it has an id
