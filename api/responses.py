@@ -14,23 +14,18 @@ from ninja import Schema
 from ninja.errors import HttpError
 from ninja.renderers import BaseRenderer, NinjaJSONEncoder
 
-from .auth import can_read_drafts
 
 PUBLIC_CACHE_CONTROL = "public, max-age=60"
 PRIVATE_CACHE_CONTROL = "private, no-cache"
-DRAFTS_CACHE_CONTROL = "private, no-store"
 
 
 def cache_control(request: HttpRequest, public: bool = True) -> str:
     """Cache-Control of a read (docs/api.md, Caching).
 
     Whatever answers a request carrying a token is never stored by a shared cache, even a
-    published object: ``private, no-cache`` (the client may keep it and revalidate with its
-    ETag), or ``private, no-store`` when the token can read drafts, so unpublished text is
-    stored nowhere. Only anonymous answers about published content are public.
+    published object: ``private, no-cache`` (the client may keep it and must revalidate with
+    its ETag). Only anonymous answers about published content are public.
     """
-    if can_read_drafts(request):
-        return DRAFTS_CACHE_CONTROL
     if request.headers.get("Authorization") or not public:
         return PRIVATE_CACHE_CONTROL
     return PUBLIC_CACHE_CONTROL
@@ -161,5 +156,5 @@ def written_json(schema: type[Schema], obj, status: int = 200) -> HttpResponse:
     body = detail_json(schema, obj)
     response = HttpResponse(body, status=status, content_type="application/json; charset=utf-8")
     response["ETag"] = etag_of(body)
-    response["Cache-Control"] = DRAFTS_CACHE_CONTROL
+    response["Cache-Control"] = "private, no-store"
     return response
