@@ -33,7 +33,7 @@ superuser: migrate
 	$(BIN)/python manage.py createsuperuser
 
 worker: install
-	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-repojournal.settings.dev} $(BIN)/celery -A repojournal worker -B --loglevel=info
+	$(BIN)/celery -A repojournal worker -B --loglevel=info  # dev settings unless DJANGO_SETTINGS_MODULE says otherwise
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache

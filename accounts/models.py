@@ -20,6 +20,21 @@ TOKEN_PREFIX_LENGTH = 8
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
+#: Scope -> the permissions (any one) its holder's user needs: what the admin offers each role, the
+#: role -> scope table of docs/api.md. Editors get read:drafts and write:content; Publishers all
+#: three; staff with neither group none (their tokens read what is public, under a token's own rate).
+SCOPE_PERMISSIONS = {
+    "read:drafts": ("digests.view_digest", "blog.view_post"),
+    "write:content": ("digests.change_digest", "blog.change_post"),
+    "publish": ("digests.publish_digest", "blog.publish_post"),
+}
+
+
+def scopes_for(user) -> list[str]:
+    """The scopes `user`'s role allows a token of theirs to carry (a token never grants more)."""
+    return [scope for scope, permissions in SCOPE_PERMISSIONS.items() if any(user.has_perm(p) for p in permissions)]
+
+
 def hash_token(raw_token: str) -> str:
     return hashlib.sha256(raw_token.encode()).hexdigest()
 

@@ -14,15 +14,25 @@ from ninja import Schema
 from ninja.errors import HttpError
 from ninja.renderers import BaseRenderer, NinjaJSONEncoder
 
-from .auth import can_read_drafts
 
 PUBLIC_CACHE_CONTROL = "public, max-age=60"
 PRIVATE_CACHE_CONTROL = "private, no-cache"
 
 
+def cache_control(request: HttpRequest, public: bool = True) -> str:
+    """Cache-Control of a read (docs/api.md, Caching).
+
+    Whatever answers a request carrying a token is never stored by a shared cache, even a
+    published object: ``private, no-cache`` (the client may keep it and must revalidate with
+    its ETag). Only anonymous answers about published content are public.
+    """
+    if request.headers.get("Authorization") or not public:
+        return PRIVATE_CACHE_CONTROL
+    return PUBLIC_CACHE_CONTROL
+
+
 def set_list_caching(request: HttpRequest, response: HttpResponse) -> None:
-    public = not can_read_drafts(request)
-    response["Cache-Control"] = PUBLIC_CACHE_CONTROL if public else PRIVATE_CACHE_CONTROL
+    response["Cache-Control"] = cache_control(request)
     patch_vary_headers(response, ["Authorization"])
 
 
@@ -118,7 +128,7 @@ def conditional_json(request: HttpRequest, schema: type[Schema], obj, last_modif
         answer = HttpResponse(body, content_type="application/json; charset=utf-8")
     answer["ETag"] = etag
     answer["Last-Modified"] = http_date(stamp)
-    answer["Cache-Control"] = PUBLIC_CACHE_CONTROL if public else PRIVATE_CACHE_CONTROL
+    answer["Cache-Control"] = cache_control(request, public)
     patch_vary_headers(answer, ["Authorization"])
     return answer
 

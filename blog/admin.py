@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.db.models import Count
 from taggit.models import Tag
 
-from publishing.admin import AutocompleteInlineMixin, WorkflowAdmin
+from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 
 from .models import Author, Post, PostAuthor, TaggedPost
 
@@ -26,15 +26,40 @@ class AuthorAdmin(admin.ModelAdmin):
         return obj.post_total
 
 
+POSITION_HELP = "Byline order, lowest first. Leave empty to place the author after the others, in row order."
+
+
+class BylineFormSet(LoadedAutocompleteFormSet):
+    """Rows without a position (every added row starts empty) go after the others, in the order
+    shown, so the byline reads as the editor entered it; typed positions still decide."""
+
+    def clean(self):
+        super().clean()
+        rows = [form for form in self.forms if form.cleaned_data and not self._should_delete_form(form)]
+        taken = [form.cleaned_data["position"] for form in rows if form.cleaned_data.get("position") is not None]
+        next_position = max(taken, default=-1) + 1
+        for form in rows:
+            if form.cleaned_data.get("position") is None:
+                form.cleaned_data["position"] = form.instance.position = next_position
+                next_position += 1
+
+
 class PostAuthorInline(AutocompleteInlineMixin, admin.TabularInline):
     model = PostAuthor
+    formset = BylineFormSet
     fields = ["position", "author"]
     autocomplete_fields = ["author"]
-    ordering = ["position"]
+    ordering = ["position", "id"]
     min_num = 1
     extra = 0
     verbose_name = "author"
     verbose_name_plural = "authors (in byline order)"
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "position":
+            field.required, field.initial, field.help_text = False, None, POSITION_HELP
+        return field
 
 
 class TaggedPostInline(AutocompleteInlineMixin, admin.TabularInline):

@@ -12,7 +12,7 @@ from taggit.managers import TaggableManager
 from taggit.models import TaggedItemBase
 
 from publishing.rendering import render_markdown
-from publishing.workflow import PublishableModel, PublishableQuerySet, Status
+from publishing.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
 
 from .cards import PARTS, render_parts
 
@@ -231,6 +231,7 @@ class Post(PublishableModel):
 
     def save(self, *args, **kwargs):
         """Render once what listings and pages would otherwise compute on every view."""
+        self.settle_publication()  # the card and header print the publication date
         self.render_body()
         new = self.pk is None
         if not new:  # a new post has no bylines or tags yet: rendered once it has an id
@@ -241,6 +242,11 @@ class Post(PublishableModel):
         if new:
             render_parts(self)
             Post.objects.filter(pk=self.pk).update(**{name: getattr(self, name) for name in PARTS})
+
+    def check_publishable(self) -> None:
+        """A post goes public with a byline, whatever the path (the admin form requires one too)."""
+        if not self.post_authors.exists():
+            raise WorkflowError(f"“{self.title}” cannot be published: it has no author. Add one to its byline first.")
 
     def render_body(self) -> None:
         """Body HTML (sanitised), its plain-text start and its word count, from the Markdown body."""

@@ -66,17 +66,24 @@ class ReferenceAdmin(admin.ModelAdmin):
         ("Body", {"fields": ["body"], "description": "Raw Markdown from GitHub; it is sanitised before display."}),
     ]
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("repository")  # the picker's labels name it
+
     @admin.display(description="SHA", ordering="sha")
     def short_sha(self, obj) -> str:
         return obj.sha[:10]
 
 
 class CitationCheckFormSet(LoadedAutocompleteFormSet):
-    """Refuses a digest whose summary or body cites a number with no reference.
+    """Refuses a digest whose summary, body or FAQ answers cite a number with no reference.
 
     The admin builds this formset with the digest as edited in the same request,
-    so the check sees the new text and the new reference rows together.
+    so the check sees the new text and the new reference rows together; the FAQ
+    answers come from the FAQ inline of the same request (``faq_formset``, set by
+    ``DigestAdmin._create_formsets``).
     """
+
+    faq_formset = None
 
     def clean(self):
         numbers = self.kept_numbers()
@@ -90,9 +97,20 @@ class CitationCheckFormSet(LoadedAutocompleteFormSet):
         super().clean()
         if any(self.errors):
             return
-        report = check_citations([self.instance.summary, self.instance.body], numbers)
+        report = check_citations([self.instance.summary, self.instance.body], numbers, plain=self.faq_answers())
         if not report.ok:
             raise forms.ValidationError(report.error_message())
+
+    def faq_answers(self) -> tuple[str, ...]:
+        """The answers of the FAQ rows that will exist after this save (as typed, valid or not)."""
+        if self.faq_formset is None:
+            return ()
+        self.faq_formset.is_valid()  # cleans its rows
+        return tuple(
+            form.cleaned_data.get("answer") or ""
+            for form in self.faq_formset.forms
+            if getattr(form, "cleaned_data", None) and not form.cleaned_data.get("DELETE")
+        )
 
     def kept_numbers(self) -> list[int]:
         """The citation numbers of the rows that will exist after this save."""
@@ -111,6 +129,9 @@ class DigestReferenceInline(AutocompleteInlineMixin, admin.TabularInline):
     autocomplete_fields = ["reference"]
     ordering = ["number"]
     extra = 1
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("reference__repository")  # for the picker's labels
 
 
 class ActionItemInline(AutocompleteInlineMixin, admin.TabularInline):
@@ -142,7 +163,8 @@ class DigestAdmin(WorkflowAdmin):
     actions = WorkflowAdmin.actions + ["add_default_faq"]  # ingestion/admin.py adds "regenerate"
     fieldsets = [
         (None, {"fields": ["topic", "date", ("section", "label"), "headline", "slug", "byline"]}),
-        ("Text", {"fields": ["summary", "body"], "description": "Cite references by their number: [1] or [ref:1]."}),
+        ("Text", {"fields": ["summary", "body"],
+                  "description": "Cite references by their number: [1] or [ref:1] (FAQ answers too)."}),
         ("Publication", {"fields": ["status", "published_at"]}),
     ]
 
@@ -152,6 +174,14 @@ class DigestAdmin(WorkflowAdmin):
     @admin.display(description="references", ordering="reference_total")
     def reference_count(self, obj) -> int:
         return obj.reference_total
+
+    def _create_formsets(self, request, obj, change):
+        """Hand the FAQ rows being saved to the citation check, which runs on the references inline."""
+        formsets, inline_instances = super()._create_formsets(request, obj, change)
+        by_model = {formset.model: formset for formset in formsets}
+        if DigestReference in by_model and FAQEntry in by_model:
+            by_model[DigestReference].faq_formset = by_model[FAQEntry]
+        return formsets, inline_instances
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)

@@ -50,7 +50,7 @@ def _check_text(payload: DigestIn, problems: FieldProblems) -> None:
     duplicates = sorted({n for n in numbers if numbers.count(n) > 1})
     if duplicates:
         problems.add("body.references", f"Citation number [{duplicates[0]}] is used by more than one reference.")
-    report = check_citations([payload.summary, payload.body], numbers)
+    report = check_citations([payload.summary, payload.body], numbers, plain=tuple(entry.answer for entry in payload.faq))
     if not report.ok:
         problems.add("body.references", report.error_message())
 

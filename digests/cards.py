@@ -22,6 +22,7 @@ from django.utils.html import strip_tags
 from django.utils.text import Truncator
 
 from publishing import structured_data
+from publishing.rendering import link_citations
 
 from .citations import strip_citations
 
@@ -105,14 +106,15 @@ def render(digest: dict, citations: list[dict], actions: list[dict], faq: list[d
             "byline": byline, "teaser": teaser,
         }),
         "page_html": render_to_string("digests/parts/page.html", {
-            "items": items, "references": references, "faq": questions,
+            "items": items, "references": references,
+            "faq": [(question, link_citations(answer)) for question, answer in questions],  # cited like the body
             "shipped": [(name, repository_path(name)) for name in shipped],
         }),
         "head_html": render_to_string("digests/parts/head.html", {
             "article": structured_data.news_article(
                 {**digest, "url": url, "description": description, "kicker": kicker(digest["section"], digest["label"]),
                  "topic": topic["name"]}, references),
-            "faq": structured_data.faq_page(questions),
+            "faq": structured_data.faq_page([(q, " ".join(strip_citations(a).split())) for q, a in questions]),
         }),
     }
 

@@ -1,24 +1,27 @@
 """Numbered citations in digest text: ``[1]``, ``[ref:3]``.
 
-A digest's summary and body cite its references by number. The same scanner
-backs the save-time check (every cited number must exist), the uncited-reference
-warning, and the rendering of citations as links.
+A digest's summary and body (Markdown) and its FAQ answers (plain text) cite its
+references by number. The same scanners back the save-time check (every cited
+number must exist), the uncited-reference warning, and the rendering of citations
+as links (``render_markdown(..., citations=True)``, ``link_citations``).
 """
 from dataclasses import dataclass, field
 
-from publishing.rendering import CITATION_RE, citation_numbers
+from publishing.rendering import CITATION_RE, citation_numbers, plain_citation_numbers
 
 
-def cited_numbers(*texts: str) -> list[int]:
-    """Every number cited in `texts`, in order of first appearance, without repeats.
+def cited_numbers(*texts: str, plain: tuple[str, ...] = ()) -> list[int]:
+    """Every number cited in the Markdown `texts` and the `plain` texts (FAQ answers), in order of
+    first appearance, without repeats.
 
-    The text is parsed by the same Markdown parser that renders it, so exactly
-    what readers see as a citation link is checked: ``x[0]`` inside code or an
-    escaped ``\\[2]`` is not a citation and must not block saving.
+    Markdown is parsed by the same parser that renders it, so exactly what readers
+    see as a citation link is checked: ``x[0]`` inside code or an escaped ``\\[2]``
+    is not a citation and must not block saving. Plain text is scanned as
+    ``link_citations`` renders it.
     """
     seen: dict[int, None] = {}
-    for text in texts:
-        for number in citation_numbers(text):
+    for numbers in [*map(citation_numbers, texts), *map(plain_citation_numbers, plain)]:
+        for number in numbers:
             seen.setdefault(number, None)
     return list(seen)
 
@@ -42,15 +45,16 @@ class CitationReport:
     def error_message(self) -> str:
         numbers = ", ".join(f"[{n}]" for n in self.missing)
         noun = "Citation" if len(self.missing) == 1 else "Citations"
-        return f"{noun} {numbers} in the summary or body {'has' if len(self.missing) == 1 else 'have'} no matching reference."
+        return f"{noun} {numbers} in the summary, body or FAQ {'has' if len(self.missing) == 1 else 'have'} no matching reference."
 
     def warning_message(self) -> str:
         numbers = ", ".join(f"[{n}]" for n in self.uncited)
-        return f"Reference{'s' if len(self.uncited) > 1 else ''} {numbers} {'are' if len(self.uncited) > 1 else 'is'} never cited in the summary or body."
+        return f"Reference{'s' if len(self.uncited) > 1 else ''} {numbers} {'are' if len(self.uncited) > 1 else 'is'} never cited in the summary, body or FAQ."
 
 
-def check_citations(texts: list[str], reference_numbers) -> CitationReport:
-    cited = cited_numbers(*texts)
+def check_citations(texts: list[str], reference_numbers, plain: tuple[str, ...] = ()) -> CitationReport:
+    """`texts` are Markdown (summary, body), `plain` plain text (FAQ answers)."""
+    cited = cited_numbers(*texts, plain=tuple(plain))
     available = set(reference_numbers)
     return CitationReport(
         missing=[n for n in cited if n not in available],

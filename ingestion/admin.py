@@ -197,6 +197,17 @@ class DigestDraftAdmin(ReadOnlyAdmin):
     def has_add_permission(self, request):
         return request.user.has_perm("digests.add_digest")
 
+    # A draft record belongs to its digest: whoever may edit digests (Editors, Publishers) sees the
+    # list and regenerates, as they may on the digest changelist; no ingestion permission is needed.
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("digests.change_digest") or super().has_view_permission(request, obj)
+
+    def has_rerun_permission(self, request) -> bool:
+        return request.user.has_perm("digests.change_digest")
+
+    def has_module_permission(self, request):
+        return self.has_view_permission(request) or super().has_module_permission(request)
+
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):
             raise PermissionDenied

@@ -4,6 +4,13 @@ feedparser does the parsing, resolves relative links against the feed's
 address and drops dangerous markup; the post body is sanitised again by
 ``publishing.rendering`` when the post is saved. Re-fetching a feed updates
 the post an entry became (found through FeedEntry) instead of adding another.
+
+A post keeps its source's byline and date: the entry's authors, else the feed's
+(an Atom feed-level ``<author>`` covers entries naming none), else the source's
+default authors; ``published_at`` is the entry's own date even while the post is a
+draft, so publishing a 2013 entry later dates it 2013. A post with no author at all
+arrives as a draft whatever the source says (``Post.check_publishable``: no path
+publishes a post without a byline).
 """
 import calendar
 import datetime
@@ -61,7 +68,7 @@ def fetch_source(source: FeedSource) -> Counts:
     with recorded_run(IngestionRun.Source.FEED, source.url) as (_run, counts):
         parsed = fetch(source)
         for entry in parsed.entries if parsed else []:
-            counts.add(upsert_entry(source, entry))
+            counts.add(upsert_entry(source, entry, parsed.feed))
         if parsed and not source.title:
             source.title = strip_tags(parsed.feed.get("title", ""))[:300]
         source.last_fetched_at = timezone.now()
@@ -98,8 +105,13 @@ def post_fields(source: FeedSource, entry) -> dict:
     }
 
 
-def _authors(source: FeedSource, entry) -> list[Author]:
-    names = [author.get("name", "").strip() for author in entry.get("authors", []) if author.get("name")]
+def _names(authors) -> list[str]:
+    return [author.get("name", "").strip() for author in authors or [] if (author.get("name") or "").strip()]
+
+
+def _authors(source: FeedSource, entry, feed=None) -> list[Author]:
+    """The entry's authors, else the feed's, else the source's defaults."""
+    names = _names(entry.get("authors")) or _names((feed or {}).get("authors"))
     authors = [Author.objects.get_or_create(slug=slugify(name)[:140] or "author", defaults={"name": name[:120]})[0]
                for name in names]
     return list(dict.fromkeys(authors)) or list(source.default_authors.all())
@@ -132,26 +144,30 @@ def _set_byline(post: Post, authors: list[Author], tags: list[str]) -> bool:
 
 
 @transaction.atomic
-def upsert_entry(source: FeedSource, entry) -> str:
+def upsert_entry(source: FeedSource, entry, feed=None) -> str:
     """Create the entry's post, or update it in place; returns created/updated/unchanged.
 
-    A new post arrives as a draft unless the source publishes entries; an
-    existing post keeps its status (the editors own it from then on).
+    A new post arrives as a draft unless the source publishes entries and it has an
+    author; either way it carries the entry's date. An existing post keeps its status
+    (the editors own it from then on); one imported without a date gets the entry's.
     """
     fields = post_fields(source, entry)
+    authors = _authors(source, entry, feed)
     link = FeedEntry.objects.filter(source=source, entry_id=entry_key(entry)).select_related("post").first()
     if link is None:
-        published = source.publish_entries
+        published = source.publish_entries and bool(authors)
         post = Post.objects.create(slug=_unique_slug(fields["title"]), status=Status.PUBLISHED if published
-                                   else Status.DRAFT, published_at=_when(entry) if published else None, **fields)
+                                   else Status.DRAFT, published_at=_when(entry), **fields)
         FeedEntry.objects.create(source=source, entry_id=entry_key(entry), post=post)
-        _set_byline(post, _authors(source, entry), _tags(source, entry))
+        _set_byline(post, authors, _tags(source, entry))
         return "created"
     post = link.post
     changed = {name: value for name, value in fields.items() if getattr(post, name) != value}
+    if post.published_at is None and _when(entry) is not None:
+        changed["published_at"] = _when(entry)
     for name, value in changed.items():
         setattr(post, name, value)
     if changed:
         post.save()
-    bylined = _set_byline(post, _authors(source, entry), _tags(source, entry))
+    bylined = _set_byline(post, authors, _tags(source, entry))
     return "updated" if changed or bylined else "unchanged"

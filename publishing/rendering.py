@@ -5,6 +5,7 @@ messages, feed entries), so the HTML markdown-it produces -- raw HTML included,
 because GitHub bodies use it -- always passes through nh3's allow-list before it
 is stored. Nothing else in the project emits user text with ``|safe``.
 """
+import html
 import re
 
 import cmarkgfm
@@ -69,9 +70,23 @@ def _citation_rule(state, silent: bool) -> bool:
     return True
 
 
-def _render_citation(self, tokens, idx, options, env) -> str:
-    number = tokens[idx].meta["number"]
+def citation_link(number: int) -> str:
     return f'<a class="citation" href="#ref-{number}">[{number}]</a>'
+
+
+def _render_citation(self, tokens, idx, options, env) -> str:
+    return citation_link(tokens[idx].meta["number"])
+
+
+def plain_citation_numbers(text: str) -> list[int]:
+    """The citation numbers in plain text (an FAQ answer, not Markdown), in order, repeats included."""
+    return [int(number) for number in CITATION_RE.findall(text or "")]
+
+
+def link_citations(text: str) -> str:
+    """Plain text (an FAQ answer) as escaped HTML whose citations link exactly like the body's."""
+    linked = CITATION_RE.sub(lambda match: citation_link(int(match.group(1))), html.escape(text or "", quote=False))
+    return sanitize_html(linked)  # the same allow-list pass, so the links read as the body's do
 
 
 def _build(citations: bool) -> MarkdownIt:

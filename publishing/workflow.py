@@ -129,7 +129,18 @@ class PublishableModel(models.Model):
         if save:
             self.save()
 
-    def save(self, *args, **kwargs):
+    def settle_publication(self) -> None:
+        """Publishing without a time means now: fix that time before anything shows it.
+
+        Subclasses that render stored parts on save (post cards and headers print the date)
+        call this first, so the form, bulk actions, the API and schedules all render the
+        same dated page. Idempotent.
+        """
         if self.status == Status.PUBLISHED and self.published_at is None:
             self.published_at = timezone.now()
+
+    def save(self, *args, **kwargs):
+        self.settle_publication()
+        if kwargs.get("update_fields") is not None and self.status == Status.PUBLISHED:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "published_at"}
         super().save(*args, **kwargs)

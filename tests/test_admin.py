@@ -157,7 +157,8 @@ def test_inline_autocompletes_show_the_selected_choice(client, editor):
     ActionItemFactory(digest=digest, repository=None, text="No repository")
     client.force_login(editor)
     page = client.get(url(Digest, "change", digest.pk)).content.decode()
-    assert f'<option value="{cited.reference_id}" selected>Fix &lt;the&gt; thing</option>' in page
+    label = f"{cited.reference.repository.full_name} #{cited.reference.number} · Fix &lt;the&gt; thing · "
+    assert f'<option value="{cited.reference_id}" selected>{label}{cited.reference.merged_at.date().isoformat()}</option>' in page
     assert f'<option value="{item.repository_id}" selected>pytorch/ignite</option>' in page
     post = PostFactory(status=Status.DRAFT, published_at=None, authors=[AuthorFactory(name="Ada", handle="ada")], tags=["dynamo"])
     page = client.get(url(Post, "change", post.pk)).content.decode()
@@ -272,13 +273,15 @@ def test_autocomplete_for_editors(client, editor):
     Tag.objects.create(name="dynamo", slug="dynamo")
     Tag.objects.create(name="inductor", slug="inductor")
     TopicFactory(name="PyTorch")
-    ReferenceFactory(title="Enable FlashDecoding by default")
+    flash = ReferenceFactory(title="Enable FlashDecoding by default")
     client.force_login(editor)
     assert autocomplete(client, "digests", "actionitem", "repository", "execu") == ["pytorch/executorch"]
     assert autocomplete(client, "blog", "postauthor", "author", "ezy") == ["Edward Yang (@ezyang)"]
     assert autocomplete(client, "blog", "taggedpost", "tag", "dyn") == ["dynamo"]
     assert autocomplete(client, "digests", "digest", "topic", "pyt") == ["PyTorch"]
-    assert autocomplete(client, "digests", "digestreference", "reference", "flash") == ["Enable FlashDecoding by default"]
+    assert autocomplete(client, "digests", "digestreference", "reference", "flash") == [
+        f"{flash.repository.full_name} #{flash.number} · Enable FlashDecoding by default · {flash.merged_at.date().isoformat()}"
+    ]
 
 
 def test_autocomplete_refuses_anonymous_users(client):

@@ -193,7 +193,8 @@ class Digest(PublishableModel):
 
     def citation_report(self) -> CitationReport:
         numbers = self.digest_references.values_list("number", flat=True)
-        return check_citations([self.summary, self.body], numbers)
+        answers = tuple(self.faq_entries.values_list("answer", flat=True))
+        return check_citations([self.summary, self.body], numbers, plain=answers)
 
     def check_publishable(self) -> None:
         report = self.citation_report()

@@ -173,7 +173,21 @@ class Reference(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.display_title
+        """What the admin's reference picker shows: three "Update README.md" commits must look
+        different, so the repository, the PR/issue number (short SHA, release tag) and the day.
+        Reads ``repository``: querysets that print many select_related("repository")."""
+        when = self.merged_at or self.opened_at
+        parts = [f"{self.repository.full_name} {self.identifier}".strip(), self.title]
+        return " · ".join([*parts, when.date().isoformat()] if when else parts)
+
+    @property
+    def identifier(self) -> str:
+        """#123 for pull requests and issues, the short SHA of a commit, a release's tag."""
+        if self.kind == self.Kind.COMMIT:
+            return (self.sha or self.key)[:7]
+        if self.number:
+            return f"#{self.number}"
+        return self.key if self.kind == self.Kind.RELEASE else ""
 
     def save(self, *args, **kwargs):
         self.body_html = render_github_markdown(self.body)

@@ -193,3 +193,27 @@ def test_on_redis_requests_leave_the_window_after_its_duration(client, redis_cac
         assert client.get("/api/v1/topics/").status_code == 429
         now[0] += 0.2
         assert [client.get("/api/v1/topics/").status_code for _ in range(3)] == [200, 200, 429]
+
+
+# --- token holders' answers are never public (issue 19) --------------------------------------
+
+
+@pytest.mark.parametrize("scopes", [(), ("write:content",), ("read:drafts",)])
+@pytest.mark.parametrize("kind", ["digest", "post", "reference"])
+def test_published_objects_answered_to_a_token_are_never_public(client, published_urls, editor, make_token, kind, scopes):
+    """A shared cache must not store what a token holder was answered (docs/api.md, Caching): even a
+    published object, and its 304."""
+    auth = bearer(make_token(editor, *scopes))
+    expected = "private, no-cache"
+    response = client.get(published_urls[kind], **auth)
+    assert response.status_code == 200 and response["Cache-Control"] == expected
+    assert "Authorization" in response["Vary"]
+    revalidated = client.get(published_urls[kind], HTTP_IF_NONE_MATCH=response["ETag"], **auth)
+    assert revalidated.status_code == 304 and revalidated["Cache-Control"] == expected
+
+
+@pytest.mark.parametrize("url", ["/api/v1/digests/", "/api/v1/posts/", "/api/v1/references/", "/api/v1/topics/"])
+def test_lists_answered_to_a_token_are_never_public(client, published_urls, editor, make_token, url):
+    response = client.get(url, **bearer(make_token(editor)))
+    assert response.status_code == 200 and response["Cache-Control"] == "private, no-cache"
+    assert client.get(url)["Cache-Control"].startswith("public, max-age=60")  # anonymous: shared caches may keep it

@@ -60,15 +60,15 @@ def test_check_citations_reports_missing_and_uncited():
     assert report.uncited == [3, 5]
     assert not report.ok
     assert "[4]" in report.error_message()
-    assert report.warning_message() == "References [3], [5] are never cited in the summary or body."
+    assert report.warning_message() == "References [3], [5] are never cited in the summary, body or FAQ."
 
 
 def test_messages_for_one_and_many():
     one = check_citations(["[7]"], [2])
-    assert one.error_message() == "Citation [7] in the summary or body has no matching reference."
-    assert one.warning_message() == "Reference [2] is never cited in the summary or body."
+    assert one.error_message() == "Citation [7] in the summary, body or FAQ has no matching reference."
+    assert one.warning_message() == "Reference [2] is never cited in the summary, body or FAQ."
     many = check_citations(["[7] [9]"], [])
-    assert many.error_message() == "Citations [7], [9] in the summary or body have no matching reference."
+    assert many.error_message() == "Citations [7], [9] in the summary, body or FAQ have no matching reference."
     assert check_citations(["[1]"], [1]).ok
 
 
@@ -120,7 +120,7 @@ def test_save_citing_a_missing_number_is_refused(
     data = admin_form_data(client.get(change_url(digest)), **{field: text, "headline": "Changed"})
     response = client.post(change_url(digest), data)
     assert response.status_code == 200
-    assert reference_errors(response) == [f"Citation [{number}] in the summary or body has no matching reference."]
+    assert reference_errors(response) == [f"Citation [{number}] in the summary, body or FAQ has no matching reference."]
     assert f"[{number}]" in response.content.decode()
     assert Digest.objects.get(pk=digest.pk).headline == digest.headline
 
@@ -144,7 +144,7 @@ def test_uncited_references_save_with_a_warning(client, staff, admin_form_data, 
     response = client.post(change_url(digest), data)
     assert response.status_code == 302
     assert Digest.objects.get(pk=digest.pk).body == ""
-    assert (constants.WARNING, "Reference [2] is never cited in the summary or body.") in messages_of(response)
+    assert (constants.WARNING, "Reference [2] is never cited in the summary, body or FAQ.") in messages_of(response)
 
 
 @pytest.mark.django_db
@@ -169,7 +169,7 @@ def test_deleting_a_cited_reference_is_refused(client, staff, admin_form_data, d
     data = admin_form_data(client.get(change_url(digest)), **{"digest_references-1-DELETE": "on"})
     response = client.post(change_url(digest), data)
     assert response.status_code == 200
-    assert reference_errors(response) == ["Citation [2] in the summary or body has no matching reference."]
+    assert reference_errors(response) == ["Citation [2] in the summary, body or FAQ has no matching reference."]
     assert digest.digest_references.count() == 2
 
 
@@ -219,7 +219,7 @@ def test_new_digest_citing_nothing_it_has_is_refused(client, editor, admin_form_
     )
     response = client.post(url, data)
     assert response.status_code == 200
-    assert "Citation [1] in the summary or body has no matching reference." in response.content.decode()
+    assert "Citation [1] in the summary, body or FAQ has no matching reference." in response.content.decode()
     assert not Digest.objects.filter(slug="new").exists()
 
 

@@ -69,7 +69,7 @@ def test_entries_become_draft_posts_with_authors_tags_and_safe_html(httpserver, 
     assert (counts.created, counts.updated, counts.unchanged) == (2, 0, 0)
     post = FeedEntry.objects.get(entry_id="urn:example:entry:1").post
     assert post.title == "Compile & ship"
-    assert post.status == Status.DRAFT and post.published_at is None
+    assert post.status == Status.DRAFT and post.published_at.isoformat() == "2026-06-28T09:30:00+00:00"  # the entry's
     assert [a.name for a in post.ordered_authors()] == ["Edward Yang", "Alban Desmaison"]
     assert sorted(post.tags.names()) == ["blog", "compiler", "pytorch"]
     base = httpserver.url_for("/").rstrip("/")
@@ -142,3 +142,87 @@ def test_bad_feeds_fail_the_run_and_create_nothing(httpserver, source, status, b
     assert not Post.objects.exists()
     run = IngestionRun.objects.get()
     assert run.status == "failed" and message in run.error
+
+
+# --- the source's author and date are kept (issue 19) ------------------------------------------
+
+FEED_AUTHOR_ATOM = """<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom">
+  <title>Old Notes</title>
+  <id>urn:example:old</id>
+  <updated>2013-05-02T10:00:00Z</updated>
+  <author><name>Soumith Chintala</name></author>
+  <entry>
+    <id>urn:example:old:1</id>
+    <title>Torch7 turns one</title>
+    <link href="https://example.org/torch7"/>
+    <published>2013-05-01T08:15:00Z</published>
+    <updated>2013-05-02T10:00:00Z</updated>
+    <content type="html">&lt;p&gt;A year of Torch7.&lt;/p&gt;</content>
+  </entry>
+  <entry>
+    <id>urn:example:old:2</id>
+    <title>Guest post</title>
+    <published>2013-06-01T08:00:00Z</published>
+    <author><name>Ronan Collobert</name></author>
+    <content type="html">&lt;p&gt;Hello.&lt;/p&gt;</content>
+  </entry>
+</feed>
+"""
+NOBODY_ATOM = FEED_AUTHOR_ATOM.replace("  <author><name>Soumith Chintala</name></author>\n", "", 1)
+
+
+def test_the_feeds_author_applies_to_entries_that_name_none(httpserver, source):
+    serve(httpserver, FEED_AUTHOR_ATOM)
+    fetch_source(source)
+    torch = FeedEntry.objects.get(entry_id="urn:example:old:1").post
+    guest = FeedEntry.objects.get(entry_id="urn:example:old:2").post
+    assert [a.name for a in torch.ordered_authors()] == ["Soumith Chintala"]  # not the source's default
+    assert [a.name for a in guest.ordered_authors()] == ["Ronan Collobert"]  # an entry's own author wins
+
+
+def test_drafts_keep_the_entrys_date_through_publication(httpserver, source, client, publisher):
+    from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+    from django.urls import reverse
+
+    serve(httpserver, FEED_AUTHOR_ATOM)
+    fetch_source(source)
+    post = FeedEntry.objects.get(entry_id="urn:example:old:1").post
+    assert post.status == Status.DRAFT and post.published_at.isoformat() == "2013-05-01T08:15:00+00:00"
+    assert not Post.objects.published().filter(pk=post.pk).exists()  # a dated draft is still a draft
+    client.force_login(publisher)
+    client.post(reverse("admin:blog_post_changelist"), {"action": "publish", ACTION_CHECKBOX_NAME: [str(post.pk)]})
+    post.refresh_from_db()
+    assert post.status == Status.PUBLISHED and post.published_at.isoformat() == "2013-05-01T08:15:00+00:00"
+    client.logout()
+    page = client.get(post.get_absolute_url()).content.decode()
+    assert '<time datetime="2013-05-01' in page and "May 1, 2013" in page
+
+
+def test_an_entry_with_no_author_anywhere_is_never_published(httpserver, client, publisher):
+    """No entry, feed or source author: the post arrives as a draft, even from a publishing source,
+    and no path publishes it until an editor gives it a byline (the form requires one too)."""
+    import json
+
+    from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+    from django.urls import reverse
+
+    from accounts.models import ApiToken
+
+    source = FeedSource.objects.create(url=httpserver.url_for("/feeds/atom.xml"), publish_entries=True)
+    serve(httpserver, NOBODY_ATOM)
+    fetch_source(source)
+    post = FeedEntry.objects.get(entry_id="urn:example:old:1").post
+    assert post.ordered_authors() == [] and post.status == Status.DRAFT
+    assert FeedEntry.objects.get(entry_id="urn:example:old:2").post.status == Status.PUBLISHED  # it has an author
+
+    client.force_login(publisher)
+    response = client.post(reverse("admin:blog_post_changelist"),
+                           {"action": "publish", ACTION_CHECKBOX_NAME: [str(post.pk)]}, follow=True)
+    assert any("no author" in str(message) for message in response.context["messages"])
+    raw = ApiToken.issue(publisher, "t", ["publish"])[1]
+    refused = client.post(f"/api/v1/posts/{post.slug}/status", json.dumps({"status": "published"}),
+                          content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert refused.status_code in (400, 403) and "no author" in refused.json()["detail"]
+    post.refresh_from_db()
+    assert post.status == Status.DRAFT
