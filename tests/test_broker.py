@@ -1,9 +1,9 @@
-"""The kombu defect behind workers exiting on a Redis restart, and repojournal.broker's workaround.
+"""The kombu defect behind workers exiting on a Redis restart, and repojournal.celery's workaround.
 
 Both tests use a redis-server of their own, stopped while a BRPOP is in flight
 as a worker's event loop leaves it. The first pins the defect in the stock
 transport: when it fails after a kombu upgrade, the defect is fixed upstream,
-and repojournal/broker.py with its setting should go.
+and the transport in repojournal/celery.py with its setting should go.
 """
 import shutil
 import tempfile
@@ -13,7 +13,7 @@ import pytest
 from kombu import Connection, Exchange, Queue
 from kombu.transport import redis as kombu_redis
 
-from repojournal.broker import Transport
+from repojournal.celery import Transport
 from tests.faults.services import RedisServer
 
 pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server on PATH")
@@ -55,7 +55,7 @@ def test_stock_kombu_leaves_the_channel_open_when_redis_goes_away_during_brpop(r
     connection, channel = channel_waiting_on_a_dead_server(redis_server, kombu_redis.Transport)
     # What Celery 5.7.0 does on a lost connection: collect(), which detaches the transport, then close().
     connection.collect(socket_timeout=1)
-    assert not channel.closed, "kombu now closes the channel: remove repojournal/broker.py and its setting"
+    assert not channel.closed, "kombu now closes the channel: remove the transport in repojournal/celery.py and its setting"
     with pytest.raises(AttributeError, match="hostname"):
         connection.close()
 

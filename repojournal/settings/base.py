@@ -137,9 +137,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
 # --- Workers survive a Redis restart (issue 17): kombu 5.7.0's Redis transport with a workaround
-# for the defect that made workers exit when Redis went away (repojournal/broker.py says why).
+# for the defect that made workers exit when Redis went away (repojournal/celery.py says why).
 if REDIS_URL:
-    CELERY_BROKER_TRANSPORT = "repojournal.broker:Transport"
+    CELERY_BROKER_TRANSPORT = "repojournal.celery:Transport"
 # A worker never gives up on the broker (Celery's default stops after 100 attempts) and retries at startup too.
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
