@@ -158,7 +158,8 @@ INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "60"))
 CELERY_BEAT_SCHEDULE = {
     "ingestion-dispatch-due-polls": {"task": "ingestion.tasks.dispatch_due_polls", "schedule": 60.0},
     "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries", "schedule": 60.0},
-    "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_all_feeds", "schedule": 3600.0},
+    # Feeds due now: hourly after a success, sooner with backoff after a failure (FeedSource.retry_delay).
+    "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_due_feeds", "schedule": 300.0},
 }
 
 TAGGIT_CASE_INSENSITIVE = True
