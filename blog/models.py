@@ -11,7 +11,7 @@ from django.utils.text import Truncator
 from taggit.managers import TaggableManager
 from taggit.models import TaggedItemBase
 
-from publishing.rendering import render_markdown
+from publishing.rendering import cut_at_word, describe, render_markdown
 from publishing.workflow import PublishableModel, PublishableQuerySet, Status
 
 from .cards import PARTS, render_parts
@@ -191,6 +191,10 @@ class Post(PublishableModel):
         blank=True, editable=False, help_text="The body's first words as plain text, kept for listings."
     )
     word_count = models.PositiveIntegerField(default=0, editable=False)
+    meta_description = models.CharField(
+        max_length=200, blank=True, editable=False,
+        help_text="The excerpt (or the body's start) as plain text cut at a word: the page's meta description.",
+    )
     card_html = models.TextField(
         blank=True, editable=False, help_text="The listing card, rendered on save (see blog/cards.py)."
     )
@@ -210,7 +214,7 @@ class Post(PublishableModel):
     objects = PostQuerySet.as_manager()
 
     #: Fields save() computes from the others.
-    DERIVED_FIELDS = ("body_html", "auto_excerpt", "word_count", *PARTS)
+    DERIVED_FIELDS = ("body_html", "auto_excerpt", "word_count", "meta_description", *PARTS)
 
     class Meta:
         ordering = ["-published_at", "-id"]
@@ -243,11 +247,13 @@ class Post(PublishableModel):
             Post.objects.filter(pk=self.pk).update(**{name: getattr(self, name) for name in PARTS})
 
     def render_body(self) -> None:
-        """Body HTML (sanitised), its plain-text start and its word count, from the Markdown body."""
+        """Body HTML (sanitised), its plain-text start, its word count and the page's meta description
+        (from the excerpt, which is Markdown too, or else the body)."""
         self.body_html = render_markdown(self.body)
-        text = html.unescape(strip_tags(self.body_html))  # plain text: templates escape it again
-        self.auto_excerpt = Truncator(" ".join(text.split())).words(EXCERPT_WORDS, truncate=" …")
+        text = " ".join(html.unescape(strip_tags(self.body_html)).split())  # plain: templates escape it again
+        self.auto_excerpt = Truncator(text).words(EXCERPT_WORDS, truncate=" …")
         self.word_count = len(text.split())
+        self.meta_description = describe(self.excerpt) if self.excerpt.strip() else cut_at_word(text)
 
     def get_absolute_url(self) -> str:
         return reverse("blog:post", args=[self.slug])

@@ -33,7 +33,7 @@ class DigestQuerySet(PublishableQuerySet):
         """What a digest page prints: the stored parts, not the Markdown sources or the card."""
         return self.select_related("topic").only(
             "slug", "headline", "section", "label", "date", "status", "published_at", "summary_html", "body_html",
-            "description", "byline_html", "page_html", "head_html", "topic__name", "topic__slug",
+            "meta_description", "byline_html", "page_html", "head_html", "topic__name", "topic__slug",
         )
 
     def refresh_rendered(self) -> int:
@@ -133,6 +133,10 @@ class Digest(PublishableModel):
     slug = models.SlugField(max_length=200, unique=True, help_text="Part of the digest's address.")
     # Rendered on write by digests.cards from this digest and its own children (kept true by the signals below).
     description = models.TextField(blank=True, editable=False, help_text="The summary as plain text.")
+    meta_description = models.CharField(
+        max_length=200, blank=True, editable=False,
+        help_text="The summary as plain text without citations, cut at a word: the page's meta description.",
+    )
     byline_html = models.TextField(blank=True, editable=False)
     card_html = models.TextField(blank=True, editable=False, help_text="The listing card, heading at <h2>.")
     page_html = models.TextField(blank=True, editable=False, help_text="Action items, references, FAQ, shipped.")

@@ -52,7 +52,7 @@ def test_editing_the_digest_re_renders_card_description_and_json_ld(digest):
     digest.save()
     assert "Renamed digest" in wire() and "Rewritten & shorter summary [1]." in wire()
     html = page(digest)
-    assert '<meta name="description" content="Rewritten &amp; shorter summary [1].">' in html
+    assert '<meta name="description" content="Rewritten &amp; shorter summary.">' in html  # no citation marks
     article = next(block for block in json_ld(html) if block["@type"] == "NewsArticle")
     assert article["headline"] == "Renamed digest" and article["description"] == "Rewritten & shorter summary [1]."
 
