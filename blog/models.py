@@ -12,6 +12,7 @@ from taggit.managers import TaggableManager
 from taggit.models import TaggedItemBase
 
 from publishing.rendering import cut_at_word, describe, render_markdown
+from publishing.search import full_text
 from publishing.workflow import PublishableModel, PublishableQuerySet, Status
 
 from .cards import PARTS, render_parts
@@ -40,6 +41,8 @@ RELATED_CARDS_SQL = """
     ORDER BY shared_tags DESC, post.published_at DESC, post.id DESC
     LIMIT %(limit)s
 """
+#: Searched fields and their weights (the migrations store frozen copies of them in ``search_vector``).
+SEARCH_FIELDS = {"title": "A", "excerpt": "B", "body": "C"}
 #: Silent reading speed used for "N min read".
 WORDS_PER_MINUTE = 230
 
@@ -99,11 +102,11 @@ class PostQuerySet(PublishableQuerySet):
             "tags",
         )
 
-    def matching(self, text: str):
-        """A plain substring match on title, excerpt and body; works the same on every database."""
-        return self.filter(
-            models.Q(title__icontains=text) | models.Q(excerpt__icontains=text) | models.Q(body__icontains=text)
-        )
+    def search(self, query: str):
+        """Posts matching a reader's query as the site search matches them (``publishing.search``):
+        ranked full text on PostgreSQL, every word somewhere elsewhere. Returns ``(posts, ranked)``;
+        the posts carry ``search_rank`` (higher is better; 0 when not ``ranked``)."""
+        return full_text(self, SEARCH_FIELDS, query)
 
     def tags_with_counts(self):
         """Tag objects of these posts, each annotated with ``post_count`` (posts of this queryset only)."""
