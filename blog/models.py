@@ -6,12 +6,14 @@ import reversion
 from django.db import connections, models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.html import strip_tags
 from django.utils.text import Truncator
 from taggit.managers import TaggableManager
 from taggit.models import TaggedItemBase
 
 from publishing.rendering import cut_at_word, describe, render_markdown
+from publishing import social_cards
 from publishing.search import full_text
 from publishing.workflow import PublishableModel, PublishableQuerySet, Status
 
@@ -211,6 +213,10 @@ class Post(PublishableModel):
         max_length=300, blank=True,
         help_text="Optional line shown above the post, e.g. how it was drafted.",
     )
+    social_card = models.CharField(
+        max_length=16, blank=True, editable=False,
+        help_text="Fingerprint of the stored og:image card (PostCard), part of its URL; drawn on save.",
+    )
     authors = models.ManyToManyField(Author, through="PostAuthor", related_name="posts")
     tags = TaggableManager(through=TaggedPost, blank=True)
 
@@ -248,6 +254,21 @@ class Post(PublishableModel):
         if new:
             render_parts(self)
             Post.objects.filter(pk=self.pk).update(**{name: getattr(self, name) for name in PARTS})
+        self.draw_social_card()
+
+    def draw_social_card(self) -> None:
+        """Draw and store the og:image card if what it shows (title, authors, date) changed."""
+        shown = {"title": self.title, "kicker": "Blog", "day": date_format(self.published_at, "F j, Y")
+                 if self.published_at else "", "byline": ", ".join(a["name"] for a in self.authors_tags.get("authors", ()))}
+        key = social_cards.store(PostCard, self, shown)
+        if key != self.social_card:
+            self.social_card = key
+            Post.objects.filter(pk=self.pk).update(social_card=key)
+
+    @property
+    def social_card_url(self) -> str:
+        """The card's URL (empty until drawn): it changes with the image, so it may be cached for good."""
+        return reverse("blog:card", args=[self.slug, self.social_card]) if self.social_card else ""
 
     def render_body(self) -> None:
         """Body HTML (sanitised), its plain-text start, its word count and the page's meta description
@@ -300,6 +321,12 @@ class PostAuthor(models.Model):
 
     def __str__(self) -> str:
         return str(self.author)
+
+
+class PostCard(social_cards.StoredCard):
+    """A post's og:image (``publishing.social_cards``), kept out of the post's row: pages read that row."""
+
+    post = models.OneToOneField(Post, primary_key=True, related_name="+", on_delete=models.CASCADE)
 
 
 # Revision history: a post's version includes its ordered authors and tags.
