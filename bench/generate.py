@@ -28,7 +28,7 @@ from digests.factories import (
     ActionItemFactory, DigestFactory, DigestReferenceFactory, ReferenceFactory, RepositoryFactory, TopicFactory,
 )
 from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
-from publishing.rendering import render_markdown
+from publishing.rendering import cut_at_word, render_markdown
 from publishing.workflow import Status
 
 from .text import WORDS, paragraph, sentence, title
@@ -156,6 +156,7 @@ class Generator:
             # What Post.save() would derive (bulk inserts skip it); the card comes after bylines and tags.
             post.body_html, post.word_count = body_html, len(plain.split())
             post.auto_excerpt = Truncator(plain).words(EXCERPT_WORDS, truncate=" …")
+            post.meta_description = cut_at_word(" ".join(plain.split()))
             return post
 
         return bulk(Post, (build(i) for i in range(self.scale.posts)))

@@ -3,6 +3,7 @@
 Reads go through ``visible()`` (published only, unless the token may read
 drafts); writes live in ``blog.api_writes`` and obey the same rules as the admin.
 """
+from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router
@@ -42,10 +43,14 @@ def list_posts(request: HttpRequest, response: HttpResponse, filters: Query[Post
         posts = posts.filter(published_at__date__gte=filters.date_from)
     if filters.date_to:
         posts = posts.filter(published_at__date__lte=filters.date_to)
+    keys, fields = ("updated_at", "id"), POST_LIST_FIELDS
     if filters.q:
-        posts = posts.matching(filters.q)
+        posts, ranked = posts.search(filters.q)
+        if ranked:  # best match first, then newest id, as the site ranks: the cursor follows (-rank, -id)
+            posts = posts.annotate(search_order=-F("search_rank"), search_id=-F("id"))
+            keys, fields = ("search_order", "search_id"), (*POST_LIST_FIELDS, "search_order", "search_id")
     posts = with_status(request, posts, filters.status)
-    page = paginate(request, posts, filters, fields=POST_LIST_FIELDS, count_in_page=True)
+    page = paginate(request, posts, filters, keys=keys, fields=fields, count_in_page=True)
     page["items"] = post_list_items(page["items"])
     return list_response(request, page)
 

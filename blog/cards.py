@@ -63,7 +63,7 @@ def refresh_cards(queryset, *, body: bool = False) -> int:
     Writes with ``bulk_update``, so ``updated_at`` (the API's change marker) stays as it was.
     """
     Post = queryset.model
-    fields = [*PARTS, *(["body_html", "auto_excerpt", "word_count"] if body else [])]
+    fields = [*PARTS, *(["body_html", "auto_excerpt", "word_count", "meta_description"] if body else [])]
     ids = list(queryset.order_by().values_list("pk", flat=True).distinct())
     for start in range(0, len(ids), REFRESH_BATCH):
         posts = list(Post.objects.filter(pk__in=ids[start : start + REFRESH_BATCH]).with_reader_data())

@@ -6,12 +6,15 @@ import reversion
 from django.db import connections, models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.html import strip_tags
 from django.utils.text import Truncator
 from taggit.managers import TaggableManager
 from taggit.models import TaggedItemBase
 
-from publishing.rendering import render_markdown
+from publishing import social_cards
+from publishing.rendering import cut_at_word, describe, render_markdown
+from publishing.search import full_text
 from publishing.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
 
 from .cards import PARTS, render_parts
@@ -40,6 +43,8 @@ RELATED_CARDS_SQL = """
     ORDER BY shared_tags DESC, post.published_at DESC, post.id DESC
     LIMIT %(limit)s
 """
+#: Searched fields and their weights (the migrations store frozen copies of them in ``search_vector``).
+SEARCH_FIELDS = {"title": "A", "excerpt": "B", "body": "C"}
 #: Silent reading speed used for "N min read".
 WORDS_PER_MINUTE = 230
 
@@ -99,11 +104,11 @@ class PostQuerySet(PublishableQuerySet):
             "tags",
         )
 
-    def matching(self, text: str):
-        """A plain substring match on title, excerpt and body; works the same on every database."""
-        return self.filter(
-            models.Q(title__icontains=text) | models.Q(excerpt__icontains=text) | models.Q(body__icontains=text)
-        )
+    def search(self, query: str):
+        """Posts matching a reader's query as the site search matches them (``publishing.search``):
+        ranked full text on PostgreSQL, every word somewhere elsewhere. Returns ``(posts, ranked)``;
+        the posts carry ``search_rank`` (higher is better; 0 when not ``ranked``)."""
+        return full_text(self, SEARCH_FIELDS, query)
 
     def tags_with_counts(self):
         """Tag objects of these posts, each annotated with ``post_count`` (posts of this queryset only)."""
@@ -191,6 +196,10 @@ class Post(PublishableModel):
         blank=True, editable=False, help_text="The body's first words as plain text, kept for listings."
     )
     word_count = models.PositiveIntegerField(default=0, editable=False)
+    meta_description = models.CharField(
+        max_length=200, blank=True, editable=False,
+        help_text="The excerpt (or the body's start) as plain text cut at a word: the page's meta description.",
+    )
     card_html = models.TextField(
         blank=True, editable=False, help_text="The listing card, rendered on save (see blog/cards.py)."
     )
@@ -204,13 +213,17 @@ class Post(PublishableModel):
         max_length=300, blank=True,
         help_text="Optional line shown above the post, e.g. how it was drafted.",
     )
+    social_card = models.CharField(
+        max_length=16, blank=True, editable=False,
+        help_text="Fingerprint of the stored og:image card (PostCard), part of its URL; drawn on save.",
+    )
     authors = models.ManyToManyField(Author, through="PostAuthor", related_name="posts")
     tags = TaggableManager(through=TaggedPost, blank=True)
 
     objects = PostQuerySet.as_manager()
 
     #: Fields save() computes from the others.
-    DERIVED_FIELDS = ("body_html", "auto_excerpt", "word_count", *PARTS)
+    DERIVED_FIELDS = ("body_html", "auto_excerpt", "word_count", "meta_description", *PARTS)
 
     class Meta:
         ordering = ["-published_at", "-id"]
@@ -242,6 +255,21 @@ class Post(PublishableModel):
         if new:
             render_parts(self)
             Post.objects.filter(pk=self.pk).update(**{name: getattr(self, name) for name in PARTS})
+        self.draw_social_card()
+
+    def draw_social_card(self) -> None:
+        """Draw and store the og:image card if what it shows (title, authors, date) changed."""
+        shown = {"title": self.title, "kicker": "Blog", "day": date_format(self.published_at, "F j, Y")
+                 if self.published_at else "", "byline": ", ".join(a["name"] for a in self.authors_tags.get("authors", ()))}
+        key = social_cards.store(PostCard, self, shown)
+        if key != self.social_card:
+            self.social_card = key
+            Post.objects.filter(pk=self.pk).update(social_card=key)
+
+    @property
+    def social_card_url(self) -> str:
+        """The card's URL (empty until drawn): it changes with the image, so it may be cached for good."""
+        return reverse("blog:card", args=[self.slug, self.social_card]) if self.social_card else ""
 
     def check_publishable(self) -> None:
         """A post goes public with a byline, whatever the path (the admin form requires one too)."""
@@ -249,11 +277,13 @@ class Post(PublishableModel):
             raise WorkflowError(f"“{self.title}” cannot be published: it has no author. Add one to its byline first.")
 
     def render_body(self) -> None:
-        """Body HTML (sanitised), its plain-text start and its word count, from the Markdown body."""
+        """Body HTML (sanitised), its plain-text start, its word count and the page's meta description
+        (from the excerpt, which is Markdown too, or else the body)."""
         self.body_html = render_markdown(self.body)
-        text = html.unescape(strip_tags(self.body_html))  # plain text: templates escape it again
-        self.auto_excerpt = Truncator(" ".join(text.split())).words(EXCERPT_WORDS, truncate=" …")
+        text = " ".join(html.unescape(strip_tags(self.body_html)).split())  # plain: templates escape it again
+        self.auto_excerpt = Truncator(text).words(EXCERPT_WORDS, truncate=" …")
         self.word_count = len(text.split())
+        self.meta_description = describe(self.excerpt) if self.excerpt.strip() else cut_at_word(text)
 
     def get_absolute_url(self) -> str:
         return reverse("blog:post", args=[self.slug])
@@ -297,6 +327,12 @@ class PostAuthor(models.Model):
 
     def __str__(self) -> str:
         return str(self.author)
+
+
+class PostCard(social_cards.StoredCard):
+    """A post's og:image (``publishing.social_cards``), kept out of the post's row: pages read that row."""
+
+    post = models.OneToOneField(Post, primary_key=True, related_name="+", on_delete=models.CASCADE)
 
 
 # Revision history: a post's version includes its ordered authors and tags.

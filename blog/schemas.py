@@ -90,7 +90,11 @@ class PostFilters(ListParams):
     author: Slug | None = Field(None, description="Author slug.")
     date_from: Day | None = Field(None, description="Publication date, inclusive.")
     date_to: Day | None = None
-    q: text(200, min_length=1) | None = Field(None, description="Words to find in title, excerpt or body.")
+    q: text(200, min_length=1) | None = Field(None, description=(
+        "Search as the site's search does: on PostgreSQL full text over title, excerpt and body with "
+        "\"quoted phrases\", -exclusions and `or`, best match first (the cursor follows that order); "
+        "on SQLite every word must appear, in the usual order."
+    ))
     status: StatusName | None = Field(None, description="Needs a read:drafts token for anything but published.")
 
 

@@ -13,8 +13,12 @@ from .models import Author, Post, PostAuthor, TaggedPost
 
 
 def _post_of_link(sender, instance, **kwargs) -> None:
-    """A byline or tagging row was saved or deleted: its post's card changed."""
+    """A byline or tagging row was saved or deleted: its post's card (and og:image byline) changed."""
     refresh_cards(Post.objects.filter(pk=_post_id(instance)))
+    if sender is PostAuthor:
+        for post in Post.objects.filter(pk=_post_id(instance)).only("title", "published_at", "authors_tags",
+                                                                    "social_card", "slug"):
+            post.draw_social_card()
 
 
 def _post_id(link) -> int:

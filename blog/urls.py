@@ -26,6 +26,7 @@ urlpatterns = [
     path("posts/", views.post_index, name="index"),
     path("posts/feed.<feedformat:fmt>", feed_view(feeds.PostsFeed), name="feed"),
     path("posts/<slug:slug>/", views.post_detail, name="post"),
+    path("posts/<slug:slug>/card-<str:key>.png", views.post_card, name="card"),
     path("tags/", views.tag_index, name="tags"),
     path("tags/<tagslug:slug>/", views.tag_detail, name="tag"),
     path("tags/<tagslug:slug>/feed.<feedformat:fmt>", feed_view(feeds.TagFeed), name="tag_feed"),

@@ -5,13 +5,14 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from taggit.models import Tag
 
+from publishing import social_cards
 from publishing.compiled import Statement
 from publishing.context_processors import navigation
 from publishing.pagination import Listing
 from publishing.shown import shows
 from publishing.syndication import feed_links
 
-from .models import Author, Post
+from .models import Author, Post, PostCard
 
 RELATED_POSTS = 3
 
@@ -55,6 +56,12 @@ def render_post(request, post: Post, *, preview: bool = False):
             "breadcrumbs": posts_crumbs(request, post.title, post.get_absolute_url()),
         },
     )
+
+
+def post_card(request, slug: str, key: str):
+    """A published post's og:image at its fingerprinted URL (``publishing.social_cards``)."""
+    post = get_object_or_404(Post.objects.published().only("slug", "social_card"), slug=slug)
+    return social_cards.serve(PostCard, post, key, post.social_card_url)
 
 
 def post_detail(request, slug: str):

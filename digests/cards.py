@@ -22,12 +22,12 @@ from django.utils.html import strip_tags
 from django.utils.text import Truncator
 
 from publishing import structured_data
-from publishing.rendering import link_citations
+from publishing.rendering import cut_at_word, link_citations, plain_text
 
 from .citations import strip_citations
 
 #: The stored fields this module renders (bulk_update names them).
-FIELDS = ["description", "byline_html", "card_html", "page_html", "head_html"]
+FIELDS = ["description", "meta_description", "byline_html", "card_html", "page_html", "head_html"]
 TEASER_WORDS = 45
 BATCH = 500
 
@@ -77,6 +77,15 @@ def default_faq(topic: str, day: str, summary: str, actions: list[str], shipped:
     return [(question, answer) for question, answer in questions if answer.strip()]
 
 
+#: A citation link as ``render_markdown(citations=True)`` writes it, with the space before it.
+CITATION_LINK = re.compile(r'\s*<a class="citation" [^>]*>\[\d+\]</a>')
+
+
+def meta_description(summary_html: str) -> str:
+    """The summary as plain text without its "[1]" citation links (noise in a search result), cut at a word."""
+    return cut_at_word(plain_text(CITATION_LINK.sub("", summary_html)))
+
+
 def render(digest: dict, citations: list[dict], actions: list[dict], faq: list[dict]) -> dict[str, str]:
     """Every stored field of one digest, from its ``DIGEST_VALUES`` row and its children's rows."""
     day = date_format(digest["date"], "F j, Y")
@@ -100,6 +109,7 @@ def render(digest: dict, citations: list[dict], actions: list[dict], faq: list[d
     teaser = Truncator(description).words(TEASER_WORDS)
     return {
         "description": description,
+        "meta_description": meta_description(digest["summary_html"]),
         "byline_html": byline,
         "card_html": render_to_string("digests/parts/card.html", {
             "kicker": kicker(digest["section"], digest["label"]), "url": url, "headline": digest["headline"],

@@ -22,6 +22,7 @@ def _refresh_digest(sender, instance, raw=False, origin=None, **kwargs):
 def _refresh_saved_digest(sender, instance, raw=False, **kwargs):
     if not raw:
         Digest.objects.filter(pk=instance.pk).refresh_rendered()
+        instance.draw_social_card()
 
 
 def _refresh_citing_digests(sender, instance, raw=False, created=False, **kwargs):

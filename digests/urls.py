@@ -10,6 +10,7 @@ urlpatterns = [
     path("wire/", views.wire_index, name="index"),
     path("wire/feed.<feedformat:fmt>", feed_view(feeds.WireFeed), name="feed"),
     path("wire/<slug:slug>/", views.digest_detail, name="detail"),
+    path("wire/<slug:slug>/card-<str:key>.png", views.digest_card, name="card"),
     path("topics/", views.topic_index, name="topics"),
     path("topics/<slug:slug>/", views.topic_detail, name="topic"),
     path("topics/<slug:slug>/feed.<feedformat:fmt>", feed_view(feeds.TopicFeed), name="topic_feed"),

@@ -5,6 +5,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 
+from publishing import social_cards
 from publishing.compiled import planned_per_run
 from publishing.context_processors import navigation
 from publishing.pagination import Listing, paginate
@@ -12,7 +13,7 @@ from publishing.shown import shows
 from publishing.syndication import feed_links
 
 from .charts import weekly_bars
-from .models import Digest, Reference, Repository, Topic
+from .models import Digest, DigestCard, Reference, Repository, Topic
 
 CHART_WEEKS = 26
 REPOSITORY_DIGESTS = 20
@@ -46,6 +47,12 @@ def render_digest(request, digest: Digest, *, preview: bool = False):
             ],
         },
     )
+
+
+def digest_card(request, slug: str, key: str):
+    """A published digest's og:image at its fingerprinted URL (``publishing.social_cards``)."""
+    digest = get_object_or_404(Digest.objects.published().only("slug", "social_card"), slug=slug)
+    return social_cards.serve(DigestCard, digest, key, digest.social_card_url)
 
 
 def digest_detail(request, slug: str):

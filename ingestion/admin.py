@@ -138,11 +138,17 @@ class FeedEntryInline(admin.TabularInline):
 
 @admin.register(FeedSource)
 class FeedSourceAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "url", "publish_entries", "enabled", "last_fetched_at"]
+    list_display = ["__str__", "url", "publish_entries", "enabled", "last_fetched_at", "failures", "next_attempt_at",
+                    "short_error"]
     list_filter = ["enabled", "publish_entries"]
     search_fields = ["url", "title"]
     filter_horizontal = ["default_authors"]
-    readonly_fields = ["etag", "modified", "last_fetched_at"]
+    readonly_fields = ["etag", "modified", "last_fetched_at", "failures", "next_attempt_at", "last_error",
+                       "last_error_at"]
+
+    @admin.display(description="last error")
+    def short_error(self, source) -> str:
+        return source.last_error[:120]
     actions = ["fetch_now"]
 
     @admin.action(description="Fetch selected feeds now")

@@ -64,7 +64,18 @@ def fetch(source: FeedSource, *, timeout: float = 30.0):
 
 
 def fetch_source(source: FeedSource) -> Counts:
-    """Fetch one feed and upsert its entries, recording an IngestionRun."""
+    """Fetch one feed and upsert its entries, recording an IngestionRun; a failure schedules a retry
+    with backoff (``FeedSource.record_failure``) and is raised, a success resets the schedule."""
+    try:
+        counts = _fetch_and_upsert(source)
+    except FeedError as exc:
+        source.record_failure(str(exc))
+        raise
+    source.record_success()
+    return counts
+
+
+def _fetch_and_upsert(source: FeedSource) -> Counts:
     with recorded_run(IngestionRun.Source.FEED, source.url) as (_run, counts):
         parsed = fetch(source)
         for entry in parsed.entries if parsed else []:

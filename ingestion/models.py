@@ -208,8 +208,27 @@ class ReferenceSyncState(models.Model):
     github_updated_at = models.DateTimeField()
 
 
+class FeedSourceQuerySet(models.QuerySet):
+    def due(self, now: datetime.datetime | None = None):
+        """Enabled feeds whose next attempt (the hourly fetch, or a retry after a failure) has come."""
+        now = now or timezone.now()
+        return self.filter(enabled=True).filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+
+
 class FeedSource(models.Model):
-    """An Atom/RSS feed whose entries become blog posts."""
+    """An Atom/RSS feed whose entries become blog posts.
+
+    The sweep (``fetch_due_feeds``, every few minutes) fetches the feeds that are
+    due: an hour after a success, and after a failure sooner, backing off
+    exponentially (RETRY_BASE doubled per consecutive failure, capped at
+    RETRY_CAP) so a broken feed is neither forgotten nor hammered.
+    """
+
+    #: A fetched feed is fetched again this long after.
+    FETCH_INTERVAL = datetime.timedelta(hours=1)
+    #: The first retry after a failure; each further consecutive failure doubles it, up to RETRY_CAP.
+    RETRY_BASE = datetime.timedelta(minutes=5)
+    RETRY_CAP = datetime.timedelta(hours=12)
 
     url = models.URLField("feed URL", max_length=500, unique=True)
     title = models.CharField(max_length=300, blank=True)
@@ -224,12 +243,43 @@ class FeedSource(models.Model):
     etag = models.CharField(max_length=300, blank=True)
     modified = models.CharField(max_length=100, blank=True)
     last_fetched_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the sweep fetches this feed next (empty: at its next run)."
+    )
+    failures = models.PositiveIntegerField(
+        default=0, help_text="Fetches failed in a row; each doubles the wait before the next (reset on success)."
+    )
+    last_error = models.TextField(blank=True, help_text="Why the last fetch failed (empty once one succeeds).")
+    last_error_at = models.DateTimeField(null=True, blank=True)
+
+    objects = FeedSourceQuerySet.as_manager()
 
     class Meta:
         ordering = ["url"]
 
     def __str__(self) -> str:
         return self.title or self.url
+
+    def retry_delay(self) -> datetime.timedelta:
+        """The wait after the current run of ``failures``: 5 min, 10, 20 … capped at RETRY_CAP."""
+        if self.failures < 1:
+            return self.FETCH_INTERVAL
+        return min(self.RETRY_BASE * 2 ** min(self.failures - 1, 20), self.RETRY_CAP)
+
+    def record_failure(self, error: str, now: datetime.datetime | None = None) -> None:
+        """Note a failed fetch and schedule the retry."""
+        now = now or timezone.now()
+        self.failures += 1
+        self.last_error, self.last_error_at = error[:2000], now
+        self.next_attempt_at = now + self.retry_delay()
+        self.save(update_fields=["failures", "last_error", "last_error_at", "next_attempt_at"])
+
+    def record_success(self, now: datetime.datetime | None = None) -> None:
+        """A fetch worked: forget past failures and come back after the usual interval."""
+        now = now or timezone.now()
+        self.failures, self.last_error, self.last_error_at = 0, "", None
+        self.next_attempt_at = now + self.FETCH_INTERVAL
+        self.save(update_fields=["failures", "last_error", "last_error_at", "next_attempt_at"])
 
     def tag_list(self) -> list[str]:
         return [tag.strip() for tag in self.default_tags.split(",") if tag.strip()]

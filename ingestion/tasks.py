@@ -92,16 +92,35 @@ def draft_digest_task(self, topic_id: int, date: str) -> str:
     return drafting.draft_digest(topic, datetime.date.fromisoformat(date)).summary()
 
 
-@shared_task(bind=True, **TASK_OPTIONS)
-def fetch_feed(self, source_id: int) -> str:
+@shared_task(**TASK_OPTIONS)
+def fetch_feed(source_id: int) -> str:
+    """Fetch one feed. A failure is not retried here: the source records it and the sweep
+    (``fetch_due_feeds``) tries again after its backoff (``FeedSource.retry_delay``)."""
     try:
         return str(feeds.fetch_source(FeedSource.objects.get(pk=source_id)))
+    except FeedSource.DoesNotExist:
+        return "gone"
     except feeds.FeedError as exc:
-        raise self.retry(exc=exc, countdown=backoff(self))
+        return f"failed: {exc}"
+
+
+@shared_task(**TASK_OPTIONS)
+def fetch_due_feeds() -> int:
+    """Queue a fetch for every feed that is due (hourly, or its retry after a failure).
+
+    Each queued feed's next attempt is moved an interval ahead at once, so the next sweep
+    does not queue it again while the fetch waits for a worker; the fetch then sets it.
+    """
+    ids = list(FeedSource.objects.due().values_list("pk", flat=True))
+    FeedSource.objects.filter(pk__in=ids).update(next_attempt_at=timezone.now() + FeedSource.FETCH_INTERVAL)
+    for source_id in ids:
+        fetch_feed.delay(source_id)
+    return len(ids)
 
 
 @shared_task(**TASK_OPTIONS)
 def fetch_all_feeds() -> int:
+    """Queue a fetch of every enabled feed now, due or not."""
     ids = list(FeedSource.objects.filter(enabled=True).values_list("pk", flat=True))
     for source_id in ids:
         fetch_feed.delay(source_id)

@@ -159,3 +159,28 @@ def render_github_markdown(text: str) -> str:
     if '<code class="language-' in html:
         return render_markdown(text)
     return sanitize_html(html)
+
+
+#: Search engines show about this many characters of a page's description.
+DESCRIPTION_CHARS = 160
+
+
+def plain_text(fragment: str) -> str:
+    """Safe HTML as the plain text a reader sees: tags dropped by nh3 (script and style content with
+    them), entities decoded once (templates escape the result again), whitespace collapsed."""
+    return " ".join(html.unescape(nh3.clean(fragment or "", tags=set())).split())
+
+
+def cut_at_word(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    """`text` if it fits in `limit` characters, else its longest run of whole words that does, then "…"."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if not text[limit].isspace() and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.-–—") + "…"
+
+
+def describe(markdown: str, *, limit: int = DESCRIPTION_CHARS) -> str:
+    """A page's ``<meta name="description">`` from its Markdown: rendered, plain text, cut at a word."""
+    return cut_at_word(plain_text(render_markdown(markdown)), limit)

@@ -1,5 +1,6 @@
 """Site search over published posts, digests and references.
 
+The query's parsing and matching are ``publishing.search``'s (the API's ``q`` shares them).
 On PostgreSQL: a weighted full-text search (title A, summary/excerpt B, body C)
 in ``websearch_to_tsquery`` syntax ("quoted phrases", -exclusions, or), over
 stored, generated ``search_vector`` columns with GIN indexes (see
@@ -40,34 +41,31 @@ strangers, is escaped first and only our own ``<mark>`` elements are added after
 """
 import functools
 import html
-import re
 from urllib.parse import quote
 from dataclasses import dataclass, field
 
-from django.db import connection, models
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString
 
-from blog.models import Post
+from blog.models import SEARCH_FIELDS, Post
 from digests.cards import display_title
 from digests.models import Digest, Reference, Repository
 
-from publishing.search_migrations import CONFIG
+from publishing.search import TSQUERY_SQL, clean_query, query_words, with_every_word
 from publishing.workflow import Status
 
 from .highlighting import SNIPPET_SOURCE_CHARS, highlighter, plain_snippet
 
-MAX_QUERY_LENGTH = 200
-MAX_WORDS = 8
 RESULTS_PER_KIND = 10
 #: PostgreSQL ranks only the newest this-many matches of each kind (see the module docstring).
 CANDIDATES_PER_KIND = {"posts": 20, "digests": 20, "references": 10}
 
 
 #: Searched fields and their weights; the migrations store these vectors (frozen copies) on PostgreSQL.
-POST_FIELDS = {"title": "A", "excerpt": "B", "body": "C"}
+POST_FIELDS = SEARCH_FIELDS
 DIGEST_FIELDS = {"headline": "A", "summary": "B", "body": "C"}
 REFERENCE_FIELDS = {"title": "A", "body": "C"}
 
@@ -111,14 +109,6 @@ class Results:
         kinds = [("digests", "Digests", self.digests), ("posts", "Posts", self.posts),
                  ("references", "References", self.references)]
         return [(key, heading, SafeString("".join(hit.html for hit in hits))) for key, heading, hits in kinds if hits]
-
-
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def clean_query(raw: str | None) -> str:
-    """Whitespace collapsed, control characters (NUL breaks PostgreSQL, sentinels) dropped, length capped."""
-    return " ".join(CONTROL_CHARACTERS.sub(" ", raw or "").split())[:MAX_QUERY_LENGTH]
 
 
 def search(raw_query: str | None) -> Results:
@@ -170,9 +160,6 @@ FROM (SELECT reference_id AS id, max(ts_rank(search_vector, {tsquery})) AS rank
       GROUP BY reference_id ORDER BY rank DESC, id DESC LIMIT %(results)s) best
 JOIN digests_reference t ON t.id = best.id
 JOIN digests_repository repository ON repository.id = t.repository_id)"""
-
-#: The reader's query as PostgreSQL's ``websearch_to_tsquery`` in the configuration the vectors use.
-TSQUERY_SQL = f"websearch_to_tsquery('{CONFIG}'::regconfig, %(query)s::text)"
 
 #: Keeps PostgreSQL on custom plans for this statement once psycopg prepares it
 #: (DATABASE_PREPARE_THRESHOLD). Which plan is right depends on the tsquery (walk the
@@ -257,17 +244,8 @@ SLUG_SAFE = "!$&'()*+,;=/~:@"
 
 # SQLite and anything else ---------------------------------------------------------------
 
-def query_words(query: str) -> list[str]:
-    return re.findall(r"\w+", query)[:MAX_WORDS]
-
-
 def _matching(queryset, fields, words: list[str]):
-    for word in words:
-        condition = models.Q()
-        for name in fields:
-            condition |= models.Q(**{f"{name}__icontains": word})
-        queryset = queryset.filter(condition)
-    return queryset[:RESULTS_PER_KIND]
+    return with_every_word(queryset, fields, words)[:RESULTS_PER_KIND]
 
 
 def _search_fallback(query: str) -> Results:

@@ -3,12 +3,12 @@
 One module per model family; querysets live beside their models. The signals that
 keep each digest's stored parts true are in ``digests/signals.py``.
 """
-from .digests import FEED_DIGEST_FIELDS, ActionItem, Digest, DigestReference, DigestRepository, FAQEntry
+from .digests import FEED_DIGEST_FIELDS, ActionItem, Digest, DigestCard, DigestReference, DigestRepository, FAQEntry
 from .references import Reference
 from .search import SearchCitation
 from .topics import Repository, Topic, full_name_validator
 
 __all__ = [
-    "ActionItem", "Digest", "DigestReference", "DigestRepository", "FAQEntry", "FEED_DIGEST_FIELDS", "Reference",
+    "ActionItem", "Digest", "DigestCard", "DigestReference", "DigestRepository", "FAQEntry", "FEED_DIGEST_FIELDS", "Reference",
     "Repository", "SearchCitation", "Topic", "full_name_validator",
 ]

@@ -6,6 +6,7 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import slugify
 
+from publishing import social_cards
 from publishing.rendering import render_markdown
 from publishing.signals import announce_bulk_write
 from publishing.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
@@ -33,7 +34,7 @@ class DigestQuerySet(PublishableQuerySet):
         """What a digest page prints: the stored parts, not the Markdown sources or the card."""
         return self.select_related("topic").only(
             "slug", "headline", "section", "label", "date", "status", "published_at", "summary_html", "body_html",
-            "description", "byline_html", "page_html", "head_html", "topic__name", "topic__slug",
+            "meta_description", "byline_html", "page_html", "head_html", "social_card", "topic__name", "topic__slug",
         )
 
     def refresh_rendered(self) -> int:
@@ -133,10 +134,18 @@ class Digest(PublishableModel):
     slug = models.SlugField(max_length=200, unique=True, help_text="Part of the digest's address.")
     # Rendered on write by digests.cards from this digest and its own children (kept true by the signals below).
     description = models.TextField(blank=True, editable=False, help_text="The summary as plain text.")
+    meta_description = models.CharField(
+        max_length=200, blank=True, editable=False,
+        help_text="The summary as plain text without citations, cut at a word: the page's meta description.",
+    )
     byline_html = models.TextField(blank=True, editable=False)
     card_html = models.TextField(blank=True, editable=False, help_text="The listing card, heading at <h2>.")
     page_html = models.TextField(blank=True, editable=False, help_text="Action items, references, FAQ, shipped.")
     head_html = models.TextField(blank=True, editable=False, help_text="JSON-LD: NewsArticle and FAQPage.")
+    social_card = models.CharField(
+        max_length=16, blank=True, editable=False,
+        help_text="Fingerprint of the stored og:image card (DigestCard), part of its URL; drawn on save.",
+    )
     references = models.ManyToManyField(Reference, through="DigestReference", related_name="digests")
 
     objects = DigestQuerySet.as_manager()
@@ -168,6 +177,19 @@ class Digest(PublishableModel):
 
     def get_absolute_url(self) -> str:
         return reverse("digests:detail", args=[self.slug])
+
+    def draw_social_card(self) -> None:
+        """Draw and store the og:image card if what it shows (headline, kicker, byline, date) changed."""
+        shown = {"title": self.headline, "kicker": self.kicker, "byline": self.byline, "day": self.display_date}
+        key = social_cards.store(DigestCard, self, shown)
+        if key != self.social_card:
+            self.social_card = key
+            Digest.objects.filter(pk=self.pk).update(social_card=key)
+
+    @property
+    def social_card_url(self) -> str:
+        """The card's URL (empty until drawn): it changes with the image, so it may be cached for good."""
+        return reverse("digests:card", args=[self.slug, self.social_card]) if self.social_card else ""
 
     @property
     def kicker(self) -> str:
@@ -229,6 +251,12 @@ class Digest(PublishableModel):
             # save(), not bulk_create(): the page cache and revisions listen for save signals
             FAQEntry.objects.create(digest=self, position=position, question=question, answer=answer)
         return len(entries)
+
+
+class DigestCard(social_cards.StoredCard):
+    """A digest's og:image (``publishing.social_cards``), kept out of the digest's row: pages read that row."""
+
+    digest = models.OneToOneField(Digest, primary_key=True, related_name="+", on_delete=models.CASCADE)
 
 
 class DigestReference(models.Model):

@@ -177,7 +177,8 @@ CELERY_BEAT_SCHEDULE = {
                                    "schedule": float(os.environ.get("INGESTION_SWEEP_EVERY", "60"))},
     "ingestion-redeliver-failed": {"task": "ingestion.tasks.redeliver_failed_deliveries",
                                    "schedule": float(os.environ.get("INGESTION_REDELIVERY_EVERY", "300"))},
-    "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_all_feeds", "schedule": 3600.0},
+    # Feeds due now: hourly after a success, sooner with backoff after a failure (FeedSource.retry_delay).
+    "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_due_feeds", "schedule": 300.0},
     # Outbound webhooks (issue 18): scheduled content coming due, and retries due (durable across restarts).
     "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": 30.0},
 }

@@ -1,0 +1,62 @@
+"""The repository activity chart's weekly counts: one aggregate query, the same as counting by hand."""
+import datetime
+import random
+
+import pytest
+from django.test.utils import override_settings
+from django.utils import timezone
+
+from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory, RepositoryFactory
+from digests.models import Reference
+
+TODAY = datetime.date(2026, 6, 17)  # a Wednesday
+WEEKS = 26
+
+
+def straightforward(dates: list[datetime.datetime], today: datetime.date) -> dict[datetime.date, int]:
+    """Every week of the window, counted one date at a time in Python (the local time zone's weeks)."""
+    first_monday = today - datetime.timedelta(days=today.weekday(), weeks=WEEKS - 1)
+    counts = {first_monday + datetime.timedelta(weeks=i): 0 for i in range(WEEKS)}
+    for moment in dates:
+        day = timezone.localtime(moment).date()
+        week = day - datetime.timedelta(days=day.weekday())
+        if week in counts:
+            counts[week] += 1
+    return counts
+
+
+def generated_references(count: int) -> tuple:
+    """A repository with `count` references merged at random moments over ~40 weeks, and the week edges."""
+    rng = random.Random(18)
+    repository = RepositoryFactory()
+    digest = DigestFactory()
+    end = timezone.make_aware(datetime.datetime.combine(TODAY, datetime.time(23, 59)))
+    moments = [end - datetime.timedelta(minutes=rng.randrange(0, 40 * 7 * 24 * 60)) for _ in range(count)]
+    monday = TODAY - datetime.timedelta(days=TODAY.weekday())
+    edge = timezone.make_aware(datetime.datetime.combine(monday, datetime.time.min))
+    moments += [edge, edge - datetime.timedelta(seconds=1)]  # Monday 00:00 and the Sunday before
+    for number, moment in enumerate(moments, start=1):
+        DigestReferenceFactory(digest=digest, number=number,
+                               reference=ReferenceFactory(repository=repository, merged_at=moment))
+    return repository, moments
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles"])
+def test_weekly_counts_match_counting_each_date(zone):
+    with override_settings(TIME_ZONE=zone), timezone.override(zone):
+        repository, moments = generated_references(120)
+        weeks = Reference.objects.published().filter(repository=repository).merged_per_week(WEEKS, today=TODAY)
+        expected = straightforward(moments, TODAY)
+    assert dict(weeks) == expected
+    assert [week for week, _count in weeks] == sorted(expected)
+    assert 0 < sum(count for _week, count in weeks) < len(moments)  # some fall outside the window
+
+
+@pytest.mark.django_db
+def test_weekly_counts_are_one_query_whatever_the_number_of_references(django_assert_num_queries):
+    repository, _moments = generated_references(40)
+    references = Reference.objects.published().filter(repository=repository)
+    with django_assert_num_queries(1) as captured:
+        references.merged_per_week(WEEKS, today=TODAY)
+    assert "GROUP BY" in captured.captured_queries[0]["sql"]  # weeks counted by the database, not in Python
