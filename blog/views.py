@@ -61,6 +61,7 @@ def render_post(request, post: Post, *, preview: bool = False):
 def post_card(request, slug: str, key: str):
     """A published post's og:image at its fingerprinted URL (``publishing.social_cards``)."""
     post = get_object_or_404(Post.objects.published().only("slug", "social_card"), slug=slug)
+    shows(request, post)
     return social_cards.serve(PostCard, post, key, post.social_card_url)
 
 

@@ -52,6 +52,7 @@ def render_digest(request, digest: Digest, *, preview: bool = False):
 def digest_card(request, slug: str, key: str):
     """A published digest's og:image at its fingerprinted URL (``publishing.social_cards``)."""
     digest = get_object_or_404(Digest.objects.published().only("slug", "social_card"), slug=slug)
+    shows(request, digest)
     return social_cards.serve(DigestCard, digest, key, digest.social_card_url)
 
 

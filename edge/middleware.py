@@ -78,8 +78,13 @@ def may_share_response(response) -> bool:
 
 
 def share(response) -> None:
-    """Public caching headers; ``Vary: Cookie`` dropped, since no cookie changes an anonymous page."""
-    response["Cache-Control"] = public_cache_control()
+    """Public caching headers; ``Vary: Cookie`` dropped, since no cookie changes an anonymous page.
+
+    A response the view marked ``immutable`` (a social card under its content hash) keeps its own
+    policy: its URL changes whenever its content does, so no purge or expiry is needed.
+    """
+    if "immutable" not in response.get("Cache-Control", ""):
+        response["Cache-Control"] = public_cache_control()
     if settings.EDGE_PURGE_BACKEND == "cloudflare":
         response[TAG_HEADER] = response[KEY_HEADER].replace(" ", ",")
     if "Vary" in response:

@@ -87,3 +87,11 @@ def test_drafts_have_no_public_card(client):
     post = PostFactory(status=Status.DRAFT, published_at=None)
     post.refresh_from_db()
     assert client.get(f"/posts/{post.slug}/card-{post.social_card}.png").status_code == 404
+
+
+def test_the_edge_keeps_a_card_under_its_own_immutable_policy_and_files_it_under_its_post(client):
+    post = PostFactory(title="Cards at the edge", authors=[AuthorFactory(name="Edward Yang")])
+    image_url = metas(client, post.get_absolute_url())["og:image"]
+    response = client.get(image_url.removeprefix(ORIGIN))
+    assert response["Cache-Control"] == IMMUTABLE  # not the pages' purge-driven policy
+    assert f"post-{post.pk}" in response["Surrogate-Key"].split()  # unpublishing the post purges it
