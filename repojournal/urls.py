@@ -5,6 +5,7 @@ from django.urls import include, path, re_path
 from reader import views
 from reader.sitemaps import SITEMAPS
 
+from . import health
 from .api import not_found as api_not_found, urls as api_urls
 
 admin.site.site_header = "RepoJournal editorial"
@@ -22,6 +23,7 @@ urlpatterns = [
     path("search/", views.search, name="search"),
     path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
     path("robots.txt", views.robots_txt, name="robots"),
+    path("health/", health.view(), name="health"),  # probed by the edge (deploy/varnish/default.vcl)
     path("webhooks/", include("ingestion.urls")),
     path("", include("digests.urls")),
     path("", include("blog.urls")),
