@@ -76,6 +76,8 @@ def environment() -> dict[str, str]:
         "PROJECT_DIR": str(PROJECT_DIR),
         "VENV_BIN": str(Path(sys.executable).parent),
         "VARNISHD": shutil.which("varnishd") or "/usr/sbin/varnishd",
+        # As root, varnishd drops to its own user ("unix"); that user must then read TOPOLOGY_DIR.
+        "VARNISH_JAIL": os.environ.get("VARNISH_JAIL") or ("unix" if os.geteuid() == 0 else "none"),
         "DJANGO_SETTINGS_MODULE": "repojournal.settings.prod",
         "DJANGO_SECRET_KEY": secret_key(directory),
         "DJANGO_DEBUG": "0",
@@ -155,7 +157,18 @@ def down() -> int:
     if supervisorctl(env, "pid") != 0:
         print("Not running.")
         return 0
-    return supervisorctl(env, "shutdown")
+    pidfile = run_dir() / "supervisord.pid"
+    pid = int(pidfile.read_text()) if pidfile.exists() else None
+    code = supervisorctl(env, "shutdown")
+    # shutdown returns once asked: wait until every program (and their database connections) is gone.
+    deadline = time.monotonic() + 60
+    while pid and time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    return code
 
 
 def status() -> int:
