@@ -8,6 +8,7 @@ from taggit.models import Tag
 from publishing.compiled import Statement
 from publishing.context_processors import navigation
 from publishing.pagination import Listing
+from publishing.shown import shows
 from publishing.syndication import feed_links
 
 from .models import Author, Post
@@ -42,6 +43,7 @@ def posts_crumbs(request, name: str, url: str) -> list[tuple[str, str]]:
 
 def render_post(request, post: Post, *, preview: bool = False):
     related = Post.objects.related_cards(post, RELATED_POSTS)
+    shows(request, post, related)
     return render(
         request,
         "blog/post_detail.html",
@@ -69,11 +71,13 @@ def post_preview(request, pk: int):
 
 def post_index(request):
     """Recent Posts: every published post, newest first."""
+    page = POSTS.page(request, now=timezone.now())
+    shows(request, page)
     return render(
         request,
         "blog/post_index.html",
         {
-            "page": POSTS.page(request, now=timezone.now()),
+            "page": page,
             "feeds": feed_links("RepoJournal posts", "blog:feed"),
         },
     )
@@ -89,6 +93,7 @@ def tag_detail(request, slug: str):
     page = TAGGED.page(request, now=timezone.now(), tag=tag.pk)
     if not page.object_list:
         raise Http404("No published post has this tag.")
+    shows(request, tag, page)
     links = site_links(request)
     return render(
         request,
@@ -108,6 +113,7 @@ def author_detail(request, slug: str):
     page = BY_AUTHOR.page(request, now=timezone.now(), author=author.pk)
     if not page.object_list:
         raise Http404("This author has no published post.")
+    shows(request, author, page)
     return render(
         request,
         "blog/author_detail.html",

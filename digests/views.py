@@ -8,6 +8,7 @@ from django.utils import timezone
 from publishing.compiled import planned_per_run
 from publishing.context_processors import navigation
 from publishing.pagination import Listing, paginate
+from publishing.shown import shows
 from publishing.syndication import feed_links
 
 from .charts import weekly_bars
@@ -25,6 +26,7 @@ WIRE = Listing(lambda now: Digest.objects.published(now).for_cards(), now=Digest
 def render_digest(request, digest: Digest, *, preview: bool = False):
     """The stored parts of the digest (``digests.cards``) plus what depends on other digests: previous/next."""
     previous, following = digest.neighbours()
+    shows(request, digest, digest.topic, previous, following)
     links = navigation(request)["links"]  # reversed once per process
     return render(
         request,
@@ -83,6 +85,7 @@ def wire_index(request):
         page = paginate(request, digests)
     else:
         page = WIRE.page(request, now=timezone.now())
+    shows(request, page, topic, repository)
     return render(
         request,
         "digests/wire_index.html",
@@ -99,12 +102,14 @@ def wire_index(request):
 def topic_detail(request, slug: str):
     topic = get_object_or_404(Topic.objects.published(), slug=slug)
     links = navigation(request)["links"]  # reversed once per process
+    page = paginate(request, Digest.objects.published().filter(topic=topic).for_cards())
+    shows(request, topic, page)  # its repositories: a repository's change purges its topic's key
     return render(
         request,
         "digests/topic_detail.html",
         {
             "topic": topic,
-            "page": paginate(request, Digest.objects.published().filter(topic=topic).for_cards()),
+            "page": page,
             "repositories": Repository.objects.filter(topic=topic).published().only("full_name"),
             "feeds": feed_links(f"The Wire: {topic.name}", "digests:topic_feed", topic.slug),
             "breadcrumbs": [
@@ -137,6 +142,7 @@ def repository_detail(request, owner: str, name: str):
         page = paginate(request, references.only(*LISTED_REFERENCE_FIELDS))
         digests = list(Digest.objects.published().for_cards().citing(repository)[:REPOSITORY_DIGESTS])
         chart = weekly_bars(references.merged_per_week(CHART_WEEKS))
+    shows(request, repository, repository.topic, digests)  # its references: a reference purges repo-<pk>
     return render(
         request,
         "digests/repository_detail.html",

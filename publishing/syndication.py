@@ -13,6 +13,8 @@ from django.contrib.syndication.views import Feed
 from django.urls import register_converter, reverse
 from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFeed, rfc3339_date
 
+from .shown import shows
+
 DC_NS = "http://purl.org/dc/elements/1.1/"
 CONTENT_NS = "http://purl.org/rss/1.0/modules/content/"
 
@@ -151,15 +153,16 @@ class ReaderFeed(Feed):
     limit = 20
 
     def get_feed(self, obj, request):
-        """Make author links and in-page anchors absolute, as feed readers need."""
+        """Make author links and in-page anchors absolute, as feed readers need; note what the feed shows."""
         feed = super().get_feed(obj, request)
+        shows(request, obj, [item.pop("shown") for item in feed.items])
         for item in feed.items:
             item["authors"] = [(name, link and request.build_absolute_uri(link)) for name, link in item["authors"]]
             item["content_html"] = item["content_html"].replace('href="#', f'href="{item["link"]}#')
         return feed
 
     def item_extra_kwargs(self, item):
-        return {"content_html": self.item_content(item), "authors": self.item_authors(item)}
+        return {"content_html": self.item_content(item), "authors": self.item_authors(item), "shown": item}
 
     def item_content(self, item) -> str:
         return ""

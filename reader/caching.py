@@ -49,7 +49,8 @@ logger = logging.getLogger(__name__)
 
 VERSION_KEY = "pagecache:version"
 PAGE_KEY_PREFIX = "pagecache:page:"
-CACHEABLE_HEADERS = ("Content-Type", "Content-Language", "Content-Disposition")
+#: Stored with each page. Surrogate-Key: the edge's keys of the page (edge.middleware), so hits carry them.
+CACHEABLE_HEADERS = ("Content-Type", "Content-Language", "Content-Disposition", "Surrogate-Key")
 #: Says what the page cache did ("hit", "miss", or "off" while disabled), for operators and `make bench`.
 STATUS_HEADER = "X-Page-Cache"
 

@@ -12,6 +12,7 @@ from digests.models import Digest
 
 from . import search as site_search
 from publishing.compiled import Statement
+from publishing.shown import shows
 from publishing.syndication import feed_links
 
 HOME_DIGESTS = 10
@@ -25,12 +26,14 @@ HOME_POST_CARDS = Statement(lambda now: Post.objects.published(now).cards()[:HOM
 
 def home(request):
     now = timezone.now()
+    digests, posts = HOME_DIGEST_CARDS.fetch(now=now), HOME_POST_CARDS.fetch(now=now)
+    shows(request, digests, posts)
     return render(
         request,
         "home.html",
         {
-            "digests": HOME_DIGEST_CARDS.fetch(now=now),
-            "posts": HOME_POST_CARDS.fetch(now=now),
+            "digests": digests,
+            "posts": posts,
             "feeds": feed_links("The Wire", "digests:feed") + feed_links("RepoJournal posts", "blog:feed"),
         },
     )

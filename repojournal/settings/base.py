@@ -46,17 +46,20 @@ INSTALLED_APPS = [
     "reader",
     "ingestion",
     "demo",
+    "edge",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "edge.middleware.EdgeCacheMiddleware",  # outside sessions/CSRF: sees their cookies and Vary
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "reader.caching.PageCacheMiddleware",  # last: outer middleware adds its headers to cached pages
+    "reader.caching.PageCacheMiddleware",  # outer middleware adds its headers to cached pages
+    "edge.middleware.SurrogateKeyMiddleware",  # inside the page cache: pages are stored with their keys
 ]
 
 ROOT_URLCONF = "repojournal.urls"
@@ -195,4 +198,37 @@ PAGE_CACHE_VIEWS = {
     "digests:repository", "digests:repository_feed",
     "blog:index", "blog:feed", "blog:post", "blog:tags", "blog:tag", "blog:tag_feed", "blog:author",
     "blog:author_feed",
+}
+
+# --- Edge cache (issue 16, edge/): Cache-Control + Surrogate-Key on anonymous pages, purges after writes. ---
+# docs/deployment.md "Edge contract". Browsers keep a page EDGE_MAX_AGE s, shared caches EDGE_S_MAXAGE s
+# (purges, not expiry, make edits show), and may serve it stale while refetching or while the app is down.
+EDGE_MAX_AGE = int(os.environ.get("EDGE_MAX_AGE", "60"))
+EDGE_S_MAXAGE = int(os.environ.get("EDGE_S_MAXAGE", "86400"))
+EDGE_STALE_WHILE_REVALIDATE = int(os.environ.get("EDGE_STALE_WHILE_REVALIDATE", "60"))
+EDGE_STALE_IF_ERROR = int(os.environ.get("EDGE_STALE_IF_ERROR", "86400"))
+# Paths never shared, whatever the request (besides sessions, Authorization, cookies set, writes).
+EDGE_PRIVATE_PATHS = tuple(env_list("EDGE_PRIVATE_PATHS", "/admin/,/preview/,/webhooks/"))
+# More objects of one kind on a page than this: the page lists "<kind>-any" instead of each one.
+EDGE_MAX_KEYS_PER_KIND = int(os.environ.get("EDGE_MAX_KEYS_PER_KIND", "60"))
+# Where purges go: none (default), varnish, fastly or cloudflare.
+EDGE_PURGE_BACKEND = os.environ.get("EDGE_PURGE_BACKEND", "none")
+EDGE_VARNISH_URLS = env_list("EDGE_VARNISH_URLS")  # every node, e.g. http://127.0.0.1:8080
+EDGE_FASTLY_API_URL = os.environ.get("EDGE_FASTLY_API_URL", "https://api.fastly.com").rstrip("/")
+EDGE_FASTLY_SERVICE_ID = os.environ.get("EDGE_FASTLY_SERVICE_ID", "")
+EDGE_FASTLY_API_TOKEN = os.environ.get("EDGE_FASTLY_API_TOKEN", "")
+EDGE_FASTLY_SOFT_PURGE = env_bool("EDGE_FASTLY_SOFT_PURGE", False)
+EDGE_CLOUDFLARE_API_URL = os.environ.get("EDGE_CLOUDFLARE_API_URL", "https://api.cloudflare.com").rstrip("/")
+EDGE_CLOUDFLARE_ZONE_ID = os.environ.get("EDGE_CLOUDFLARE_ZONE_ID", "")
+EDGE_CLOUDFLARE_API_TOKEN = os.environ.get("EDGE_CLOUDFLARE_API_TOKEN", "")
+EDGE_CLOUDFLARE_TAGS_PER_CALL = int(os.environ.get("EDGE_CLOUDFLARE_TAGS_PER_CALL", "30"))
+EDGE_PURGE_TIMEOUT = float(os.environ.get("EDGE_PURGE_TIMEOUT", "5"))
+# Purge tasks retry with exponential backoff capped at this many seconds, for EDGE_PURGE_MAX_RETRIES tries.
+EDGE_PURGE_RETRY_BACKOFF_MAX = int(os.environ.get("EDGE_PURGE_RETRY_BACKOFF_MAX", "60"))
+EDGE_PURGE_MAX_RETRIES = int(os.environ.get("EDGE_PURGE_MAX_RETRIES", "10000"))
+# How often beat sweeps for scheduled posts and digests whose time came (edge.scheduling).
+EDGE_SCHEDULE_SWEEP_SECONDS = float(os.environ.get("EDGE_SCHEDULE_SWEEP_SECONDS", "2"))
+CELERY_BEAT_SCHEDULE["edge-sweep-scheduled"] = {
+    "task": "edge.tasks.sweep_scheduled", "schedule": EDGE_SCHEDULE_SWEEP_SECONDS,
+    "options": {"expires": EDGE_SCHEDULE_SWEEP_SECONDS},
 }
