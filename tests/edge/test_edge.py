@@ -40,7 +40,7 @@ def token(django_user_model):
 def post_json(post, **changes) -> dict:
     payload = {
         "title": post.title, "slug": post.slug, "body": post.body, "excerpt": post.excerpt,
-        "disclosure": post.disclosure, "authors": [{"slug": author.slug} for author in post.ordered_authors],
+        "disclosure": post.disclosure, "authors": [{"slug": author.slug} for author in post.ordered_authors()],
         "tags": sorted(tag.name for tag in post.tags.all()),
     }
     return {**payload, **changes}
