@@ -26,14 +26,10 @@ def enabled() -> bool:
     return settings.EDGE_PURGE_BACKEND != "none"
 
 
-def purge_after_commit(keys, eta=None) -> None:
+def purge_after_commit(keys) -> None:
     """Send `keys` to the edge once the current transaction commits (at once outside one)."""
     from .tasks import purge_keys
 
-    if eta is not None:
-        keys = sorted(keys)
-        transaction.on_commit(lambda: purge_keys.apply_async((keys,), eta=eta))
-        return
     connection = transaction.get_connection()
     pending = connection.__dict__.setdefault("edge_pending_keys", set())
     pending.update(keys)
@@ -43,7 +39,7 @@ def purge_after_commit(keys, eta=None) -> None:
         if gathered:
             purge_keys.delay(sorted(gathered))
 
-    transaction.on_commit(send)
+    transaction.on_commit(send, robust=True)  # an edge or broker down must not fail the editor's save
 
 
 def remember_before(sender, instance, raw=False, **kwargs) -> None:
@@ -72,8 +68,16 @@ def purge_for(sender, instance, *, deleted: bool) -> None:
     keys = affected.keys_for_write(sender, instance, deleted=deleted)
     purge_after_commit(keys)
     if not deleted and sender in public_changes.PUBLISHABLE and scheduled(instance):
-        purge_after_commit(keys | {"posts" if sender is Post else "digests"},
-                           eta=instance.published_at)
+        purge_at_publication(instance)
+
+
+def purge_at_publication(instance) -> None:
+    """Queue, after commit, a purge at the moment a scheduled post or digest goes live; its keys are
+    worked out then (tags or bylines may change before)."""
+    from .tasks import purge_published
+
+    label, pk, moment = instance._meta.label, instance.pk, instance.published_at
+    transaction.on_commit(lambda: purge_published.apply_async((label, pk), eta=moment), robust=True)
 
 
 def scheduled(instance) -> bool:

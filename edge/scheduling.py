@@ -15,6 +15,7 @@ Three things make a post or digest scheduled for 10:00:00 show at the edge by
 """
 import datetime
 
+from django.apps import apps
 from django.core.cache import cache
 from django.utils import timezone
 
@@ -47,3 +48,11 @@ def sweep(now: datetime.datetime | None = None) -> set[str]:
     if last is None or now > last:
         cache.set(LAST_SWEEP_KEY, now, timeout=None)
     return keys
+
+
+def keys_if_live(label: str, pk: int) -> set[str]:
+    """The keys of this post or digest if it is published and its time has come (else none: it was
+    unpublished or moved since; its next save queues another purge)."""
+    model = apps.get_model(label)
+    obj = model._base_manager.filter(pk=pk, status=Status.PUBLISHED, published_at__lte=timezone.now()).first()
+    return affected.keys_for_objects([obj]) if obj is not None else set()

@@ -45,6 +45,15 @@ def retry_failed(task, failed: list[str], **arguments) -> None:
 
 
 @shared_task(**TASK_OPTIONS)
+def purge_published(label: str, pk: int) -> int:
+    """At a scheduled post's or digest's time: purge its pages and listings, if it is live by then."""
+    keys = scheduling.keys_if_live(label, pk)
+    if keys:
+        purge_keys.delay(sorted(keys))
+    return len(keys)
+
+
+@shared_task(**TASK_OPTIONS)
 def sweep_scheduled() -> int:
     """Beat, every ``EDGE_SCHEDULE_SWEEP_SECONDS``: purge what scheduled publication just made visible."""
     keys = scheduling.sweep()
