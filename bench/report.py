@@ -114,6 +114,7 @@ def build(raw: dict, *, quick: bool) -> dict:
                                     "generation_seconds": smaller["generation_seconds"],
                                     "targets": smaller["targets"]},
         "ingestion": raw["ingestion"], "checks": checks(main["targets"], raw["ingestion"]),
+        "edge": raw.get("edge"),
     }
 
 

@@ -153,6 +153,7 @@ sub vcl_deliver {
     # Internal headers stay inside, unless a purger asks with X-Edge-Debug: 1.
     if (!(req.http.X-Edge-Debug && client.ip ~ purgers)) {
         unset resp.http.Surrogate-Key;
+        unset resp.http.Cache-Tag;
         unset resp.http.xkey;
         unset resp.http.X-Page-Cache;
         unset resp.http.X-Varnish;
