@@ -113,7 +113,8 @@ class Cloudflare(Backend):
 
     def post(self, client, body: dict) -> None:
         url = f"{settings.EDGE_CLOUDFLARE_API_URL}/client/v4/zones/{settings.EDGE_CLOUDFLARE_ZONE_ID}/purge_cache"
-        response = client.post(url, json=body, headers={"Authorization": f"Bearer {settings.EDGE_CLOUDFLARE_API_TOKEN}"})
+        token = settings.EDGE_CLOUDFLARE_API_TOKEN
+        response = client.post(url, json=body, headers={"Authorization": f"Bearer {token}"})
         expect(response)
         if not response.json().get("success"):
             raise PurgeRefused(f"Cloudflare refused the purge: {response.text[:200]}")

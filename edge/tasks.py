@@ -38,7 +38,9 @@ def retry_failed(task, failed: list[str], **arguments) -> None:
     if not failed:
         return
     # Run inline (no broker: development, ``apply()``), retries come at once, not after a backoff: a few only.
-    limit = min(settings.EDGE_PURGE_MAX_RETRIES, EAGER_RETRIES) if task.request.is_eager else settings.EDGE_PURGE_MAX_RETRIES
+    limit = settings.EDGE_PURGE_MAX_RETRIES
+    if task.request.is_eager:
+        limit = min(limit, EAGER_RETRIES)
     if task.request.retries >= limit:
         raise purging.PurgeRefused(f"Gave up purging {arguments} at {failed}")
     raise task.retry(kwargs={**arguments, "targets": failed}, countdown=backoff(task.request.retries))

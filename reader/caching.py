@@ -223,6 +223,8 @@ def answer(request: HttpRequest, response: HttpResponse, etag: str, last_modifie
     """Add validators to `response`, or answer 304 if the client already has this version."""
     conditional = get_conditional_response(request, etag=etag, last_modified=last_modified)
     if conditional is not None:
+        if "Surrogate-Key" in response:  # a shared cache revalidating keeps the page under its keys
+            conditional["Surrogate-Key"] = response["Surrogate-Key"]
         response = conditional
     response["ETag"] = etag
     if last_modified is not None:

@@ -29,7 +29,8 @@ def test_varnish_keys_go_as_one_xkey_purge_to_every_node(settings, varnish):
     try:
         settings.EDGE_VARNISH_URLS = [*settings.EDGE_VARNISH_URLS, second.url_for("/")]
         for node in (varnish, second):
-            node.expect_request("/", method="PURGE", headers={"xkey-purge": "post-1 posts site"}).respond_with_data("ok")
+            expected = node.expect_request("/", method="PURGE", headers={"xkey-purge": "post-1 posts site"})
+            expected.respond_with_data("ok")
         assert purging.backend().purge(["site", "post-1", "posts", "post-1"]) == []
         varnish.check_assertions()
         second.check_assertions()

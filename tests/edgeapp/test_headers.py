@@ -93,6 +93,25 @@ def test_a_page_cache_hit_carries_the_keys_it_was_stored_with(client, content, s
     assert hit["Cache-Control"] == PUBLIC
 
 
+@pytest.mark.parametrize("page_cache", [False, True])
+def test_a_revalidation_answers_304_still_shared_under_the_same_keys(client, content, settings, page_cache):
+    """Varnish revalidates a stale object with If-None-Match: the 304 must keep it public and keyed."""
+    settings.PAGE_CACHE_ENABLED = page_cache
+    url = content.first.get_absolute_url()
+    first = client.get(url)
+    again = client.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 304
+    assert again["Cache-Control"] == PUBLIC and keys(again) == keys(first)
+    api = client.get("/api/v1/posts/" + content.first.slug)
+    api_again = client.get("/api/v1/posts/" + content.first.slug, HTTP_IF_NONE_MATCH=api["ETag"])
+    assert api_again.status_code == 304 and api_again["Cache-Control"] == PUBLIC and keys(api_again) == keys(api)
+
+
+def test_head_is_shared_like_get(client, content):
+    response = client.head(content.first.get_absolute_url())
+    assert response["Cache-Control"] == PUBLIC and f"post-{content.first.pk}" in keys(response)
+
+
 def test_cloudflare_gets_cache_tags_too(client, content, settings):
     settings.EDGE_PURGE_BACKEND = "cloudflare"
     response = client.get(content.first.get_absolute_url())
