@@ -96,8 +96,16 @@ sub vcl_purge {
 }
 
 sub vcl_backend_fetch {
-    # Each retry asks the director again: round robin picks the other instance.
-    set bereq.backend = app.backend();
+    # A retry goes to the instance that did not just fail (asking the round robin again could
+    # land on the dead one: other requests move it along meanwhile).
+    if (bereq.retries == 0) {
+        set bereq.backend = app.backend();
+    } elsif (bereq.http.X-Failed-Backend == "app1") {
+        set bereq.backend = app2;
+    } else {
+        set bereq.backend = app1;
+    }
+    unset bereq.http.X-Failed-Backend;
 }
 
 sub vcl_backend_response {
@@ -106,6 +114,7 @@ sub vcl_backend_response {
         return (abandon);
     }
     if (beresp.status >= 500 && bereq.retries < 1 && bereq.method ~ "^(GET|HEAD)$") {
+        set bereq.http.X-Failed-Backend = beresp.backend;
         return (retry);
     }
     # xkey indexes the object under the keys the app named (Surrogate-Key, as Fastly reads it).
@@ -140,6 +149,7 @@ sub vcl_backend_error {
     # Connection refused or timed out (an instance just died): try the other one before the
     # probes notice. Only reads are retried; a POST may have reached the app.
     if (bereq.retries < 2 && bereq.method ~ "^(GET|HEAD)$") {
+        set bereq.http.X-Failed-Backend = beresp.backend;
         return (retry);
     }
 }
