@@ -88,6 +88,10 @@ def environment() -> dict[str, str]:
         "EDGE_PURGE_BACKEND": os.environ.get("EDGE_PURGE_BACKEND", "varnish"),
         "EDGE_VARNISH_URLS": os.environ.get("EDGE_VARNISH_URLS", f"http://{edge}"),
         "DATABASE_CONN_MAX_AGE": os.environ.get("DATABASE_CONN_MAX_AGE", "60"),
+        # Behind the edge, an instance must not trust its own copy of the page-cache version for a
+        # second: the edge refetches right after a purge, and a stale page from the other instance
+        # would then be kept for s-maxage. Misses are rare here, so asking Redis each time is cheap.
+        "PAGE_CACHE_LOCAL_SECONDS": os.environ.get("PAGE_CACHE_LOCAL_SECONDS", "0"),
     }
     return env
 
