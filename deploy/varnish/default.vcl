@@ -117,6 +117,9 @@ sub vcl_backend_response {
         set bereq.http.X-Failed-Backend = beresp.backend;
         return (retry);
     }
+    # Deliver a response only once its body is complete: an instance killed mid-body then fails
+    # the fetch (restarted once in vcl_synth) instead of truncating the reader's page.
+    set beresp.do_stream = false;
     # xkey indexes the object under the keys the app named (Surrogate-Key, as Fastly reads it).
     if (beresp.http.Surrogate-Key) {
         set beresp.http.xkey = beresp.http.Surrogate-Key;
@@ -143,6 +146,13 @@ sub vcl_backend_response {
             regsub(beresp.http.Cache-Control, "^.*stale-while-revalidate=(\d+).*$", "\1s"), 10s);
     }
     return (deliver);
+}
+
+sub vcl_synth {
+    # A fetch that failed (an instance died while sending the body): try the whole request once more.
+    if (resp.status == 503 && req.restarts < 1 && req.method ~ "^(GET|HEAD)$") {
+        return (restart);
+    }
 }
 
 sub vcl_backend_error {

@@ -11,6 +11,7 @@ import threading
 import time
 import uuid
 
+import httpx
 import pytest
 from django.utils import timezone
 
@@ -20,7 +21,17 @@ from publishing.workflow import Status
 
 from .conftest import wait_for
 
-pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def committed(edge, django_db_blocker):
+    """Rows a test writes are committed at once and stay (slugs and usernames are unique).
+
+    Not pytest-django's transactional_db: its flush after each test recreates the content types
+    under the running app processes, which cache their ids (django-reversion then fails).
+    """
+    with django_db_blocker.unblock():
+        yield
 
 #: Purges run on a Celery worker after the write's commit: this is a correctness bound, not a target
 #: (`make bench` measures publish -> visible; docs/benchmarks.md "Edge").
@@ -31,9 +42,16 @@ def unique(word: str) -> str:
     return f"{word}-{uuid.uuid4().hex[:8]}"
 
 
+def user_model():
+    """Not pytest-django's django_user_model: it asks for `db`, whose transaction the app processes never see."""
+    from django.contrib.auth import get_user_model
+
+    return get_user_model()
+
+
 @pytest.fixture
-def token(django_user_model):
-    user = django_user_model.objects.create_superuser(unique("boss"), password="pw")
+def token():
+    user = user_model().objects.create_superuser(unique("boss"), password="pw")
     return ApiToken.issue(user, "edge tests", [scope.value for scope in ApiToken.Scope])[1]
 
 
@@ -103,8 +121,8 @@ def staff_session(edge, user) -> str:
         return client.cookies["sessionid"]
 
 
-def test_staff_only_and_unpublished_content_never_comes_from_the_edge(edge, django_user_model, token):
-    staff = django_user_model.objects.create_superuser(unique("staff"), password="pw")
+def test_staff_only_and_unpublished_content_never_comes_from_the_edge(edge, token):
+    staff = user_model().objects.create_superuser(unique("staff"), password="pw")
     session = {"Cookie": f"sessionid={staff_session(edge, staff)}; csrftoken=x"}
     draft = PostFactory(slug=unique("draft"), title="Secret draft title", status=Status.DRAFT, published_at=None)
     with edge.client() as client:
@@ -224,3 +242,17 @@ def test_killing_one_app_instance_under_load_fails_no_request(edge):
     assert killed, f"app1 was not running: {pid!r}"
     assert len(done) > 20, "too few requests to say anything"
     assert failures == []
+
+
+def test_an_edit_through_one_instance_is_never_served_stale_by_the_other(edge, token):
+    """The in-process page cache across instances: the edge may refetch from either right after a purge."""
+    post = PostFactory(slug=unique("across"), title="Before, as app2 cached it")
+    app1, app2 = edge.app_urls
+    with httpx.Client(timeout=10) as client:
+        for _ in range(2):
+            assert "Before, as app2 cached it" in client.get(f"{app2}/posts/{post.slug}/").text
+        edit = client.put(f"{app1}/api/v1/posts/{post.slug}", json=post_json(post, title="After, through app1"),
+                          headers={"Authorization": f"Bearer {token}"})
+        assert edit.status_code == 200, edit.text
+        again = client.get(f"{app2}/posts/{post.slug}/")
+    assert "After, through app1" in again.text
