@@ -110,9 +110,14 @@ def manage(env: dict[str, str], *args: str) -> None:
     subprocess.run([sys.executable, str(PROJECT_DIR / "manage.py"), *args], env=env, check=True, cwd=PROJECT_DIR)
 
 
-def supervisorctl(env: dict[str, str], *args: str, check: bool = False) -> int:
+def supervisorctl(env: dict[str, str], *args: str, quiet: bool = False) -> int:
     command = [str(Path(sys.executable).parent / "supervisorctl"), "-c", str(SUPERVISOR_CONF), *args]
-    return subprocess.run(command, env=env, cwd=PROJECT_DIR, check=check).returncode
+    output = subprocess.DEVNULL if quiet else None
+    return subprocess.run(command, env=env, cwd=PROJECT_DIR, stdout=output, stderr=output).returncode
+
+
+def running(env: dict[str, str]) -> bool:
+    return supervisorctl(env, "pid", quiet=True) == 0
 
 
 def get(url: str, timeout: float = 3.0) -> tuple[int, dict[str, str]]:
@@ -143,7 +148,7 @@ def up(prepare: bool = True) -> int:
     if prepare:
         manage(env, "migrate", "--noinput")
         manage(env, "collectstatic", "--noinput", "--verbosity", "0")
-    if supervisorctl(env, "pid") != 0:  # not running yet
+    if not running(env):
         subprocess.run(
             [str(Path(sys.executable).parent / "supervisord"), "-c", str(SUPERVISOR_CONF)],
             env=env, cwd=PROJECT_DIR, check=True,
@@ -158,7 +163,7 @@ def up(prepare: bool = True) -> int:
 
 def down() -> int:
     env = environment()
-    if supervisorctl(env, "pid") != 0:
+    if not running(env):
         print("Not running.")
         return 0
     pidfile = run_dir() / "supervisord.pid"
