@@ -51,3 +51,17 @@ bench: install
 
 bench-quick:
 	$(MAKE) bench QUICK=1
+
+# The production topology on this machine (issue 16, docs/deployment.md): Varnish on 127.0.0.1:8080
+# in front of two gunicorn instances, two Celery workers and one beat, under supervisord.
+# DATABASE_URL / REDIS_URL are respected; defaults: local PostgreSQL db "repojournal", Redis db 1.
+.PHONY: up down status
+up: install
+	deploy/services.sh
+	$(BIN)/python deploy/topology.py up
+
+down:
+	$(BIN)/python deploy/topology.py down
+
+status:
+	$(BIN)/python deploy/topology.py status

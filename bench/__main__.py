@@ -23,6 +23,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, help="Rounds of alternating targets (at least 2).")
     parser.add_argument("--seconds", type=float, help="Seconds of load per target per round.")
     parser.add_argument("--warmup", type=float, help="Seconds of unrecorded load before each measured run.")
+    parser.add_argument("--only-edge", action="store_true",
+                        help="Only the edge phase (Varnish + two app instances), printed as JSON.")
+    parser.add_argument("--edge-publishes", type=int, help="Publishes timed in the edge phase (default 50).")
+    parser.add_argument("--edge-failover-seconds", type=float, help="Load while one instance is killed (default 30).")
     parser.add_argument("--output", type=Path, help="Where to write results JSON.")
     parser.add_argument("--docs", type=Path, help="Markdown file to update (default docs/benchmarks.md; not in quick).")
     return parser.parse_args(argv)
@@ -34,7 +38,8 @@ def configure(args: argparse.Namespace):
 
     config = QUICK if args.quick else Config()
     overrides = {"scale": args.scale, "rounds": args.rounds, "seconds": args.seconds,
-                 "warmup_seconds": args.warmup}
+                 "warmup_seconds": args.warmup, "edge_publishes": args.edge_publishes,
+                 "edge_failover_seconds": args.edge_failover_seconds}
     for name, value in overrides.items():
         if value is not None:
             setattr(config, name, value)
@@ -62,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     from .run import run
 
     config = configure(args)
+    if args.only_edge:
+        from .run import run_edge_only
+
+        print(json.dumps(run_edge_only(config), indent=1))
+        return 0
     results = report.build(run(config), quick=args.quick)
     default_output = Path(tempfile.gettempdir()) / "repojournal-bench-quick.json" if args.quick else (
         BENCH_DIR / "results.json")

@@ -114,6 +114,7 @@ def build(raw: dict, *, quick: bool) -> dict:
                                     "generation_seconds": smaller["generation_seconds"],
                                     "targets": smaller["targets"]},
         "ingestion": raw["ingestion"], "checks": checks(main["targets"], raw["ingestion"]),
+        "edge": raw.get("edge"),
     }
 
 
@@ -154,8 +155,21 @@ def generated_section(results: dict, chart_name: str) -> str:
         table(results),
         "**Ingestion:** " + ", ".join(f"{kind}: {value}" for kind, value in ingestion.items()),
         "**Generation (seconds):** " + ", ".join(f"{k} {v}" for k, v in results["generation_seconds"].items()),
+        "**Edge (Varnish, bench/edge.py):** " + edge_text(results.get("edge")),
         "### The issue's targets, judged on this run\n\n" + checks_table(results),
     ])
+
+
+def edge_text(edge: dict | None) -> str:
+    """The edge phase in one paragraph: hits as ratios to the baseline, publish latency, hit ratio, failover."""
+    if not edge or "skipped" in edge:
+        return f"skipped ({(edge or {}).get('skipped', 'not run')})."
+    hits = ", ".join(f"{t['name'].removeprefix('edge: ')} {t['ratio']}×" for t in edge["targets"] if t["name"] != "baseline")
+    publish, ratio, failover = edge["publish_to_visible"], edge["hit_ratio_with_an_edit_per_second"], edge["failover"]
+    return (f"hits {hits} the baseline (target ≥ 5×); publish → visible p99 {publish['p99_s']} s over "
+            f"{publish['publishes']} (≤ 2 s); hit ratio {ratio['hit_ratio']:.1%} with {ratio['edits']} edits in "
+            f"{ratio['seconds']} s (≥ 95%); {failover['failed']} failed of {failover['requests']} requests with "
+            f"one instance killed during {failover['seconds']} s (0).")
 
 
 def write_docs(results: dict, path: Path) -> None:

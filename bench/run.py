@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.core.management import call_command
 
-from . import hit_ratio, ingest, load
+from . import edge, hit_ratio, ingest, load
 from .generate import Generator, Scale
 from .targets import Target, build_targets, check, count_queries, phase_settings
 
@@ -29,13 +29,16 @@ class Config:
     warmup_seconds: float = 2
     listing_items: int = 5_000
     deliveries: int = 500
+    edge_publishes: int = 50
+    edge_failover_seconds: float = 30
 
 
 CACHED_KINDS = ("page", "feed", "baseline")
 #: Page cache off; on (pages in each worker's memory, the version checked in Redis once a second);
 #: on with PAGE_CACHE_LOCAL_SECONDS=0 (Redis on every request).
 PHASES = ("cold", "warm", "warm-redis")
-QUICK = Config(scale=0.002, rounds=2, seconds=1, warmup_seconds=0, listing_items=200, deliveries=20)
+QUICK = Config(scale=0.002, rounds=2, seconds=1, warmup_seconds=0, listing_items=200, deliveries=20, edge_publishes=5,
+               edge_failover_seconds=5)
 
 
 def log(message: str) -> None:
@@ -125,4 +128,19 @@ def run(config: Config) -> dict:
     reading = [target.path for target in build_targets() if target.kind in ("page", "feed")]
     ingestion["page_cache_under_webhooks"] = hit_ratio.measure(reading, seconds=max(config.seconds * 2, 4))
     ingest.cleanup()
-    return {"scales": scales, "ingestion": ingestion, "config": config.__dict__}
+    log("edge")
+    measured_edge = measure_edge(config)
+    return {"scales": scales, "ingestion": ingestion, "edge": measured_edge, "config": config.__dict__}
+
+
+def measure_edge(config: Config) -> dict:
+    """The edge phase (bench/edge.py) over the data generated last."""
+    return edge.measure(build_targets(), config.rounds, config.seconds, config.edge_publishes,
+                        config.edge_failover_seconds)
+
+
+def run_edge_only(config: Config) -> dict:
+    """`--only-edge`: generate at the configured scale, then only the edge phase."""
+    call_command("migrate", interactive=False, verbosity=0)
+    Generator(Scale().times(config.scale)).run()
+    return measure_edge(config)

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "taggit",
     "reversion",
+    "health_check",  # /health/, probed by the edge (repojournal/urls.py)
     "accounts",
     "digests",
     "blog",

@@ -103,3 +103,16 @@ def test_checks_ingestion_and_docs_are_written(quick_run):
     text = docs.read_text()
     assert "| target | cache | req/s |" in text and "benchmarks.svg" in text
     assert docs.with_name("benchmarks.svg").read_text().startswith("<svg")
+
+
+def test_the_edge_is_measured_or_skipped_with_a_reason(quick_run):
+    results, docs = quick_run
+    edge = results["edge"]
+    assert "**Edge (Varnish, bench/edge.py):**" in docs.read_text()
+    if "skipped" in edge:  # no varnishd, or SQLite: the reason is written down
+        assert edge["skipped"]
+        return
+    hits = [target for target in edge["targets"] if target["name"] != "baseline"]
+    assert len(hits) == 4 and all(target["rps"] > 0 and target["errors"] == 0 for target in hits)
+    assert edge["publish_to_visible"]["publishes"] > 0 and edge["publish_to_visible"]["p99_s"] > 0
+    assert edge["failover"]["requests"] > 0 and edge["failover"]["failed"] == 0

@@ -17,3 +17,9 @@ def test_defaults_are_the_issue_scale_with_a_tenth_run():
 def test_fewer_than_two_rounds_is_refused():
     with pytest.raises(SystemExit, match="at least 2"):
         configure(parse(["--rounds", "1"]))
+
+
+def test_edge_phase_options_reach_the_config():
+    config = configure(parse(["--edge-publishes", "7", "--edge-failover-seconds", "4"]))
+    assert (config.edge_publishes, config.edge_failover_seconds) == (7, 4)
+    assert parse(["--only-edge"]).only_edge and not parse([]).only_edge

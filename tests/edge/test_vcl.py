@@ -1,0 +1,75 @@
+"""deploy/varnish/default.vcl on its own: what deploy/topology.py changes in it, that it compiles,
+and that only the purgers ACL may purge (a lone varnishd: PURGE is answered before any backend)."""
+import importlib.util
+import shutil
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from .conftest import PROJECT_DIR, free_port, wait_for
+
+needs_varnish = pytest.mark.skipif(
+    shutil.which("varnishd") is None,
+    reason="varnishd is not installed (apt-get install varnish varnish-modules; .ci/run installs them)",
+)
+
+
+def load_topology():
+    spec = importlib.util.spec_from_file_location("deploy_topology", PROJECT_DIR / "deploy" / "topology.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rendered(app_ports=("8001", "8002"), purgers=("127.0.0.1", "::1")) -> str:
+    topology = load_topology()
+    return topology.render_vcl(topology.VCL_TEMPLATE.read_text(), app_ports, list(purgers))
+
+
+def test_rendering_changes_only_the_backend_ports_and_the_purgers():
+    template = load_topology().VCL_TEMPLATE.read_text()
+    vcl = rendered(("9101", "9102"), ("10.0.0.5", "10.0.0.0/24"))
+    assert '.port = "9101";' in vcl and '.port = "9102";' in vcl and '.port = "8001";' not in vcl
+    assert 'acl purgers {\n    "10.0.0.5";\n    "10.0.0.0/24";\n}' in vcl and '"::1";' not in vcl
+    assert len(vcl.splitlines()) == len(template.splitlines())
+    assert rendered() == template
+
+
+@needs_varnish
+def test_the_vcl_compiles(tmp_path):
+    (tmp_path / "default.vcl").write_text(rendered())
+    result = subprocess.run(["varnishd", "-C", "-j", "none", "-f", str(tmp_path / "default.vcl"), "-n", str(tmp_path / "work")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+@needs_varnish
+def test_only_the_purgers_may_purge(tmp_path):
+    # 192.0.2.1 (TEST-NET-1) is the only purger: this test's requests from 127.0.0.1 are not.
+    (tmp_path / "default.vcl").write_text(rendered((str(free_port()), str(free_port())), ("192.0.2.1",)))
+    port = free_port()
+    varnish = subprocess.Popen(
+        ["varnishd", "-F", "-j", "none", "-a", f"127.0.0.1:{port}", "-f", str(tmp_path / "default.vcl"),
+         "-n", str(tmp_path / "work"), "-s", "malloc,16m", "-T", "127.0.0.1:0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+
+        def answers():
+            try:
+                return httpx.request("PURGE", f"{base}/", timeout=2)
+            except httpx.HTTPError:
+                return None
+
+        by_url = wait_for(answers, 30, interval=0.2)
+        assert by_url is not None, "varnishd did not start"
+        by_keys = httpx.request("PURGE", f"{base}/", headers={"xkey-purge": "site"}, timeout=2)
+        assert by_url.status_code == by_keys.status_code == 405
+        assert "not allowed" in by_keys.text
+    finally:
+        varnish.terminate()
+        varnish.wait(timeout=30)
+        time.sleep(0.1)
