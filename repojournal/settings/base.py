@@ -195,3 +195,8 @@ PAGE_CACHE_VIEWS = {
     "blog:index", "blog:feed", "blog:post", "blog:tags", "blog:tag", "blog:tag_feed", "blog:author",
     "blog:author_feed",
 }
+
+# --- Egress (issue 17, egress/): outbound requests to URLs an editor or a payload supplies ---
+# refuse loopback, private, link-local, multicast and reserved addresses. CIDRs listed here are
+# let through anyway (local development against a feed on 127.0.0.1, say); empty in production.
+EGRESS_ALLOWED_NETWORKS = env_list("EGRESS_ALLOWED_NETWORKS")
