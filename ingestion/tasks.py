@@ -86,6 +86,8 @@ def draft_digest_task(self, topic_id: int, date: str) -> str:
 def fetch_feed(self, source_id: int) -> str:
     try:
         return str(feeds.fetch_source(FeedSource.objects.get(pk=source_id)))
+    except feeds.FeedRefused as exc:
+        return f"refused: {exc}"  # recorded in the source's failed run; retrying cannot help
     except feeds.FeedError as exc:
         raise self.retry(exc=exc, countdown=backoff(self))
 
