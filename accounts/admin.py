@@ -4,10 +4,12 @@ The raw token exists only in the response that creates it: the admin shows it
 once in a message and stores its digest. A token is never edited afterwards --
 to change scopes, issue a new one and revoke the old.
 """
+from axes.models import AccessAttempt
 from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 
+from .lockout import UnlockingAccessAttemptAdmin
 from .models import ApiToken
 
 PUBLISH_PERMISSIONS = ("digests.publish_digest", "blog.publish_post")
@@ -69,3 +71,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} token{'s' if count != 1 else ''}.", messages.SUCCESS)
+
+
+# Failed sign-ins and lockouts (django-axes, visible to superusers): axes' own admin plus "unlock".
+if admin.site.is_registered(AccessAttempt):
+    admin.site.unregister(AccessAttempt)
+admin.site.register(AccessAttempt, UnlockingAccessAttemptAdmin)

@@ -4,6 +4,7 @@ Everything that differs between machines comes from the environment, with defaul
 that are safe for a laptop: SQLite in the project folder, tasks run inline, a
 local-memory cache. Setting DATABASE_URL / REDIS_URL switches to PostgreSQL / Redis.
 """
+import datetime
 import os
 from pathlib import Path
 
@@ -39,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "taggit",
     "reversion",
+    "axes",
     "accounts",
     "digests",
     "blog",
@@ -56,6 +58,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "reader.caching.PageCacheMiddleware",  # last: outer middleware adds its headers to cached pages
+    "axes.middleware.AxesMiddleware",  # turns axes' lockout into accounts.lockout.locked_out's page
 ]
 
 ROOT_URLCONF = "repojournal.urls"
@@ -180,6 +183,8 @@ API_THROTTLE_RATES = {
     "list_token": os.environ.get("API_RATE_LIST_TOKEN", "600/m"),
     "write_ip": os.environ.get("API_RATE_WRITE_IP", "60/m"),
     "write_token": os.environ.get("API_RATE_WRITE_TOKEN", "60/m"),
+    # Presenting an unknown or revoked token: failures per client address (then 429 until the window ends).
+    "token_failure_ip": os.environ.get("API_RATE_TOKEN_FAILURE_IP", "10/m"),
 }
 
 # --- Page cache (issue 6, reader/caching.py): whole reader pages for anonymous GETs, ---
@@ -200,3 +205,19 @@ PAGE_CACHE_VIEWS = {
 # refuse loopback, private, link-local, multicast and reserved addresses. CIDRs listed here are
 # let through anyway (local development against a feed on 127.0.0.1, say); empty in production.
 EGRESS_ALLOWED_NETWORKS = env_list("EGRESS_ALLOWED_NETWORKS")
+
+# --- Sign-in lockouts (issue 17, django-axes; accounts/lockout.py, docs/operations.md) ---
+# 10 failures for one username, or from one address (either locks), within the cool-off
+# lock sign-in for an hour. Behind a proxy the client address comes from AXES_IPWARE_*.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "10"))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_COOLOFF_TIME = datetime.timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "60")))
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.locked_out"
+AXES_RESET_ON_SUCCESS = True  # a successful sign-in forgets that user's earlier failures
+AXES_ENABLE_ACCESS_FAILURE_LOG = True  # every failure kept (AccessFailureLog), not only the counters
+# The request header holding the client address. Behind the edge, which overwrites X-Real-IP with
+# the address it saw (docs/operations.md): AXES_IPWARE_META_PRECEDENCE_ORDER=HTTP_X_REAL_IP,REMOTE_ADDR.
+AXES_IPWARE_META_PRECEDENCE_ORDER = env_list("AXES_IPWARE_META_PRECEDENCE_ORDER", "REMOTE_ADDR")
+AXES_IPWARE_PROXY_COUNT = int(os.environ["AXES_IPWARE_PROXY_COUNT"]) if os.environ.get("AXES_IPWARE_PROXY_COUNT") else None
+AXES_IPWARE_PROXY_ORDER = os.environ.get("AXES_IPWARE_PROXY_ORDER", "left-most")
