@@ -51,6 +51,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # outside the page cache, so cached pages get the header too
+    "django_permissions_policy.PermissionsPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -221,3 +223,30 @@ AXES_ENABLE_ACCESS_FAILURE_LOG = True  # every failure kept (AccessFailureLog), 
 AXES_IPWARE_META_PRECEDENCE_ORDER = env_list("AXES_IPWARE_META_PRECEDENCE_ORDER", "REMOTE_ADDR")
 AXES_IPWARE_PROXY_COUNT = int(os.environ["AXES_IPWARE_PROXY_COUNT"]) if os.environ.get("AXES_IPWARE_PROXY_COUNT") else None
 AXES_IPWARE_PROXY_ORDER = os.environ.get("AXES_IPWARE_PROXY_ORDER", "left-most")
+
+# --- Browser-side hardening (issue 17; docs/operations.md "Security") ---
+# No page has inline script: JSON-LD blocks are data (never executed, so script-src does not
+# apply) and the admin loads only files. So the policy needs neither nonces nor hashes, and a
+# page cached by the edge or the page cache stays valid. A template that ever needs inline
+# script writes <script nonce="{{ request.csp_nonce }}">: django-csp then adds that request's
+# nonce to the header — never in a page the caches keep (the reader views), whose header the
+# next request would not match; use a static file there.
+from csp.constants import NONCE, NONE, SELF  # noqa: E402
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "img-src": [SELF, "https:", "data:"],  # imported posts and references show images from anywhere
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
+PERMISSIONS_POLICY = {feature: [] for feature in (
+    "accelerometer", "ambient-light-sensor", "autoplay", "camera", "display-capture", "encrypted-media",
+    "fullscreen", "geolocation", "gyroscope", "magnetometer", "microphone", "midi", "payment",
+    "picture-in-picture", "publickey-credentials-get", "screen-wake-lock", "serial", "usb", "xr-spatial-tracking",
+)}
