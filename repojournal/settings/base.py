@@ -59,8 +59,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "reader.caching.PageCacheMiddleware",  # last: outer middleware adds its headers to cached pages
     "axes.middleware.AxesMiddleware",  # turns axes' lockout into accounts.lockout.locked_out's page
+    "reader.caching.PageCacheMiddleware",  # last: outer middleware adds its headers to cached pages
 ]
 
 ROOT_URLCONF = "repojournal.urls"
