@@ -8,10 +8,12 @@ Every staff user creates, sees and revokes their own tokens, with the scopes the
 role allows (``accounts.models.scopes_for``); whoever holds the ``change_apitoken``
 permission (superusers) manages everyone's.
 """
+from axes.models import AccessAttempt
 from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 
+from .lockout import UnlockingAccessAttemptAdmin
 from .models import ApiToken, scopes_for
 
 
@@ -111,3 +113,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
         """Only tokens the user may see (get_queryset): staff revoke their own."""
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} token{'s' if count != 1 else ''}.", messages.SUCCESS)
+
+
+# Failed sign-ins and lockouts (django-axes, visible to superusers): axes' own admin plus "unlock".
+if admin.site.is_registered(AccessAttempt):
+    admin.site.unregister(AccessAttempt)
+admin.site.register(AccessAttempt, UnlockingAccessAttemptAdmin)

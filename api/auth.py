@@ -1,9 +1,14 @@
 """Who is asking: Bearer tokens, the anonymous reader, scopes, and what each may see."""
 from django.http import HttpRequest
-from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import AuthenticationError, HttpError, Throttled
 from ninja.security import HttpBearer
 
 from accounts.models import ApiToken
+
+from .throttling import FailureThrottle
+
+#: Unknown or revoked tokens per client address (settings.API_THROTTLE_RATES["token_failure_ip"]).
+token_failures = FailureThrottle("token_failure_ip")
 
 
 class Anonymous:
@@ -37,8 +42,13 @@ class TokenAuth(HttpBearer):
         return anonymous(request) if found is None and self.optional else found  # refuses a non-Bearer header
 
     def authenticate(self, request: HttpRequest, token: str):
+        """The token's row; an address that sent too many unknown tokens gets 429 before any lookup."""
+        wait = token_failures.blocked(request)
+        if wait:
+            raise Throttled(wait)
         found = ApiToken.objects.authenticate(token.strip())
         if found is None:
+            token_failures.record(request)
             raise AuthenticationError(401, "Invalid or revoked API token.")
         return found
 

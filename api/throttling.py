@@ -1,6 +1,7 @@
 """Throttles per client address and per token, with rates from settings.API_THROTTLE_RATES."""
 import hashlib
 import os
+import time
 
 from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
@@ -100,6 +101,37 @@ class PerTokenThrottle(SettingsRateThrottle):
         if not isinstance(token, ApiToken):
             return None
         return f"api_throttle_{self.scope}_token_{token.pk}"
+
+
+class FailureThrottle(PerIPThrottle):
+    """Counts failures only (e.g. unknown API tokens) per client address, in fixed windows.
+
+    Unlike the request throttles it is asked *before* the work: once an address has used up
+    its failures, ``blocked()`` refuses its next attempts (a right token included) until the
+    window ends, so guessing tokens gets no answer either way.
+    """
+
+    DEFAULT_RATE = "10/m"
+
+    def _window(self, request: HttpRequest) -> tuple[str, int, float]:
+        rate = settings.API_THROTTLE_RATES.get(self.scope, self.DEFAULT_RATE)
+        limit, duration = _parsed_rate(self, rate)
+        now = time.time()
+        return f"{self.get_cache_key(request)}_{int(now // duration)}", limit, duration - now % duration
+
+    def blocked(self, request: HttpRequest) -> int | None:
+        """Seconds until this address may try again, or None if it may now."""
+        key, limit, left = self._window(request)
+        return max(int(left) + 1, 1) if caches[DEFAULT_CACHE_ALIAS].get(key, 0) >= limit else None
+
+    def record(self, request: HttpRequest) -> None:
+        key, _limit, left = self._window(request)
+        cache = caches[DEFAULT_CACHE_ALIAS]
+        cache.add(key, 0, int(left) + 1)
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, int(left) + 1)
 
 
 def throttles(kind: str) -> list[SettingsRateThrottle]:

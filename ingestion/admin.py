@@ -5,6 +5,7 @@ Redis (the local demo) Celery runs them inline.
 """
 import logging
 
+import egress
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AdminDateWidget
@@ -136,8 +137,28 @@ class FeedEntryInline(admin.TabularInline):
         return False
 
 
+class FeedSourceForm(forms.ModelForm):
+    """Refuses a feed URL whose host is (or resolves to) an address the worker may not fetch."""
+
+    class Meta:
+        model = FeedSource
+        fields = "__all__"
+        help_texts = {"url": "An http(s) address on the public internet: loopback, private, link-local and "
+                             "reserved addresses are refused (checked again at every fetch)."}
+
+    def clean_url(self):
+        url = self.cleaned_data["url"]
+        try:
+            egress.check_url(url)
+        except egress.RefusedAddress as exc:
+            raise forms.ValidationError("This feed cannot be fetched: %(reason)s.", code="refused_address",
+                                        params={"reason": exc})
+        return url
+
+
 @admin.register(FeedSource)
 class FeedSourceAdmin(admin.ModelAdmin):
+    form = FeedSourceForm
     list_display = ["__str__", "url", "publish_entries", "enabled", "last_fetched_at", "failures", "next_attempt_at",
                     "short_error"]
     list_filter = ["enabled", "publish_entries"]

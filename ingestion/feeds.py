@@ -17,6 +17,7 @@ import datetime
 import hashlib
 import re
 
+import egress
 import feedparser
 import httpx
 from django.db import transaction
@@ -36,18 +37,29 @@ EXCERPT_WORDS = 60
 
 
 class FeedError(Exception):
-    """The feed could not be fetched or is not a feed."""
+    """The feed could not be fetched or is not a feed (worth retrying later)."""
+
+
+class FeedRefused(Exception):
+    """The feed's address (or a redirect's) is one outbound requests may not reach: not retried."""
 
 
 def fetch(source: FeedSource, *, timeout: float = 30.0):
-    """GET the feed conditionally; returns the parsed feed, or None when it has not changed (304)."""
+    """GET the feed conditionally; returns the parsed feed, or None when it has not changed (304).
+
+    Through ``egress.client()``: the address connected to (each redirect's too) is checked,
+    so a feed URL that now resolves inside raises FeedRefused even if it passed the admin form.
+    """
     headers = {"User-Agent": "RepoJournal-feeds"}
     if source.etag:
         headers["If-None-Match"] = source.etag
     if source.modified:
         headers["If-Modified-Since"] = source.modified
     try:
-        response = httpx.get(source.url, headers=headers, timeout=timeout, follow_redirects=True)
+        with egress.client(timeout=timeout, follow_redirects=True) as http:
+            response = http.get(source.url, headers=headers)
+    except egress.RefusedAddress as exc:
+        raise FeedRefused(f"{source.url}: refused: {exc}") from exc
     except httpx.HTTPError as exc:
         raise FeedError(f"{source.url}: {type(exc).__name__}: {exc}") from exc
     if response.status_code == 304:
@@ -65,10 +77,11 @@ def fetch(source: FeedSource, *, timeout: float = 30.0):
 
 def fetch_source(source: FeedSource) -> Counts:
     """Fetch one feed and upsert its entries, recording an IngestionRun; a failure schedules a retry
-    with backoff (``FeedSource.record_failure``) and is raised, a success resets the schedule."""
+    with backoff (``FeedSource.record_failure``) and is raised, a success resets the schedule. A refused
+    address is recorded the same way, so the admin shows why (the editor may fix the URL)."""
     try:
         counts = _fetch_and_upsert(source)
-    except FeedError as exc:
+    except (FeedError, FeedRefused) as exc:
         source.record_failure(str(exc))
         raise
     source.record_success()

@@ -100,6 +100,8 @@ def fetch_feed(source_id: int) -> str:
         return str(feeds.fetch_source(FeedSource.objects.get(pk=source_id)))
     except FeedSource.DoesNotExist:
         return "gone"
+    except feeds.FeedRefused as exc:
+        return f"refused: {exc}"  # recorded in the source's failed run; retrying cannot help
     except feeds.FeedError as exc:
         return f"failed: {exc}"
 

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import conditional_page
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
 from blog.api import router as blog_router
 from digests.api import router as digests_router
@@ -66,7 +66,10 @@ def on_authentication_error(request, exc):
 
 @api.exception_handler(HttpError)
 def on_http_error(request, exc):
-    return error(request, exc.status_code, exc.message)
+    response = error(request, exc.status_code, exc.message)
+    if isinstance(exc, Throttled) and exc.wait:  # raised by TokenAuth after too many unknown tokens
+        response["Retry-After"] = str(int(exc.wait))
+    return response
 
 
 @api.exception_handler(Http404)

@@ -4,6 +4,7 @@ Everything that differs between machines comes from the environment, with defaul
 that are safe for a laptop: SQLite in the project folder, tasks run inline, a
 local-memory cache. Setting DATABASE_URL / REDIS_URL switches to PostgreSQL / Redis.
 """
+import datetime
 import os
 from pathlib import Path
 
@@ -40,6 +41,7 @@ INSTALLED_APPS = [
     "taggit",
     "reversion",
     "health_check",  # /health/, probed by the edge (repojournal/urls.py)
+    "axes",
     "accounts",
     "digests",
     "blog",
@@ -53,12 +55,15 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "edge.middleware.EdgeCacheMiddleware",  # outside sessions/CSRF: sees their cookies and Vary
+    "csp.middleware.CSPMiddleware",  # outside the page cache, so cached pages get the header too
+    "django_permissions_policy.PermissionsPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # turns axes' lockout into accounts.lockout.locked_out's page
     "reader.caching.PageCacheMiddleware",  # outer middleware adds its headers to cached pages
     "edge.middleware.SurrogateKeyMiddleware",  # inside the page cache: pages are stored with their keys
 ]
@@ -203,6 +208,8 @@ API_THROTTLE_RATES = {
     "list_token": os.environ.get("API_RATE_LIST_TOKEN", "600/m"),
     "write_ip": os.environ.get("API_RATE_WRITE_IP", "60/m"),
     "write_token": os.environ.get("API_RATE_WRITE_TOKEN", "60/m"),
+    # Presenting an unknown or revoked token: failures per client address (then 429 until the window ends).
+    "token_failure_ip": os.environ.get("API_RATE_TOKEN_FAILURE_IP", "10/m"),
 }
 
 # --- Page cache (issue 6, reader/caching.py): whole reader pages for anonymous GETs, ---
@@ -260,3 +267,46 @@ EGRESS_ALLOWED_NETWORKS = env_list("EGRESS_ALLOWED_NETWORKS")
 # --- Outbound webhooks (issue 18, outbound/, docs/webhooks.md) ---
 # Endpoint URLs must be https (tests and local development turn this off); addresses are checked by egress.
 OUTBOUND_REQUIRE_HTTPS = env_bool("OUTBOUND_REQUIRE_HTTPS", True)
+
+# --- Sign-in lockouts (issue 17, django-axes; accounts/lockout.py, docs/operations.md) ---
+# 10 failures for one username, or from one address (either locks), within the cool-off
+# lock sign-in for an hour. Behind a proxy the client address comes from AXES_IPWARE_*.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "10"))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_COOLOFF_TIME = datetime.timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "60")))
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.locked_out"
+AXES_RESET_ON_SUCCESS = True  # a successful sign-in forgets that user's earlier failures
+AXES_ENABLE_ACCESS_FAILURE_LOG = True  # every failure kept (AccessFailureLog), not only the counters
+# The request header holding the client address. Behind the edge, which overwrites X-Real-IP with
+# the address it saw (docs/operations.md): AXES_IPWARE_META_PRECEDENCE_ORDER=HTTP_X_REAL_IP,REMOTE_ADDR.
+AXES_IPWARE_META_PRECEDENCE_ORDER = env_list("AXES_IPWARE_META_PRECEDENCE_ORDER", "REMOTE_ADDR")
+AXES_IPWARE_PROXY_COUNT = int(os.environ["AXES_IPWARE_PROXY_COUNT"]) if os.environ.get("AXES_IPWARE_PROXY_COUNT") else None
+AXES_IPWARE_PROXY_ORDER = os.environ.get("AXES_IPWARE_PROXY_ORDER", "left-most")
+
+# --- Browser-side hardening (issue 17; docs/operations.md "Security") ---
+# No page has inline script: JSON-LD blocks are data (never executed, so script-src does not
+# apply) and the admin loads only files. So the policy needs neither nonces nor hashes, and a
+# page cached by the edge or the page cache stays valid. A template that ever needs inline
+# script writes <script nonce="{{ request.csp_nonce }}">: django-csp then adds that request's
+# nonce to the header — never in a page the caches keep (the reader views), whose header the
+# next request would not match; use a static file there.
+from csp.constants import NONCE, NONE, SELF  # noqa: E402
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF],
+        "img-src": [SELF, "https:", "data:"],  # imported posts and references show images from anywhere
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
+PERMISSIONS_POLICY = {feature: [] for feature in (
+    "accelerometer", "ambient-light-sensor", "autoplay", "camera", "display-capture", "encrypted-media",
+    "fullscreen", "geolocation", "gyroscope", "magnetometer", "microphone", "midi", "payment",
+    "picture-in-picture", "publickey-credentials-get", "screen-wake-lock", "serial", "usb", "xr-spatial-tracking",
+)}

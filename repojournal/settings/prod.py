@@ -1,4 +1,6 @@
 """Production: refuses to start with DEBUG on or without a real secret key."""
+import os
+
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
@@ -14,10 +16,25 @@ if (
 ):
     raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a random value of at least 32 characters.")
 
+# --- HTTPS (issue 17; docs/operations.md "Security"): `manage.py check --deploy` passes with no warning ---
+# on the defaults. The proxy in front terminates TLS and must set X-Forwarded-Proto (and strip a
+# client's own); Django then knows a request came over https. Sites that serve plain HTTP
+# (`make up` on one machine) set DJANGO_SECURE_COOKIES=0, which also turns off the redirect and
+# HSTS unless those are set themselves.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", SESSION_COOKIE_SECURE)
+SECURE_REDIRECT_EXEMPT = [r"^health/"]  # the edge probes the backends over plain HTTP
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "31536000" if SESSION_COOKIE_SECURE else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", True)
+# Turned off on purpose (TLS and its redirect handled by the edge, HSTS sent by it): not a warning.
+SILENCED_SYSTEM_CHECKS = [
+    *(["security.W008"] if os.environ.get("DJANGO_SECURE_SSL_REDIRECT") == "0" else []),
+    *(["security.W004"] if os.environ.get("DJANGO_SECURE_HSTS_SECONDS") == "0" else []),
+]
 
 # --- Topology (issue 16, docs/deployment.md): gunicorn serves /static/ itself (WhiteNoise), so the
 # edge caches it like any page and `make up` needs no web server besides Varnish.

@@ -27,7 +27,9 @@ def browser(chromium_path, monkeypatch):
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # axe is injected as an inline script, which the site's Content-Security-Policy refuses;
+    # tests/site/test_browser_csp.py drives pages with the policy in force.
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     page = context.new_page()
     yield page
     context.close()
