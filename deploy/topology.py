@@ -86,6 +86,9 @@ def environment() -> dict[str, str]:
         "DJANGO_ALLOWED_HOSTS": os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]"),
         "SITE_URL": os.environ.get("SITE_URL", f"http://{edge}"),
         "EDGE_PURGE_BACKEND": os.environ.get("EDGE_PURGE_BACKEND", "varnish"),
+        # Sign-in lockouts count the reader's address, which the edge puts in X-Real-IP (the VCL).
+        "AXES_IPWARE_META_PRECEDENCE_ORDER": os.environ.get("AXES_IPWARE_META_PRECEDENCE_ORDER",
+                                                            "HTTP_X_REAL_IP,REMOTE_ADDR"),
         "EDGE_VARNISH_URLS": os.environ.get("EDGE_VARNISH_URLS", f"http://{edge}"),
         "DATABASE_CONN_MAX_AGE": os.environ.get("DATABASE_CONN_MAX_AGE", "60"),
         # Behind the edge, an instance must not trust its own copy of the page-cache version for a

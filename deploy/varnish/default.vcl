@@ -53,6 +53,9 @@ sub vcl_init {
 
 sub vcl_recv {
     set req.backend_hint = app.backend();
+    # The reader's own address, overwriting whatever the client sent: the app's sign-in lockouts
+    # and throttles count per address (AXES_IPWARE_META_PRECEDENCE_ORDER=HTTP_X_REAL_IP,REMOTE_ADDR).
+    set req.http.X-Real-IP = client.ip;
 
     if (req.method == "PURGE") {
         if (client.ip !~ purgers) {
