@@ -21,7 +21,7 @@ from django.test.utils import CaptureQueriesContext
 from taggit.models import Tag
 
 from blog.models import Author, Post
-from digests.models import Digest
+from digests.models import Digest, Repository
 from reader.caching import LOCAL
 from publishing.pagination import PER_PAGE
 
@@ -53,6 +53,11 @@ def _popular_tag() -> Tag:
 
 def _prolific_author() -> Author:
     return Author.objects.published().annotate(post_count=Count("post_links")).order_by("-post_count").first()
+
+
+def _busiest_repository() -> Repository:
+    """The repository with the most references: its page charts the most weeks of merges."""
+    return Repository.objects.published().annotate(reference_count=Count("references")).order_by("-reference_count").first()
 
 
 def _middle(queryset):
@@ -108,6 +113,7 @@ def build_targets() -> list[Target]:
         Target("tag page 1", f"/tags/{tag.slug}/", "page", note=f"{tag_pages} pages"),
         Target("tag page 100", tag_deep, "page", note=f"page {tag_page}"),
         Target("author page", _prolific_author().get_absolute_url(), "page"),
+        Target("repository page", _busiest_repository().get_absolute_url(), "page", note="activity chart"),
         Target("search", f"/search/?q={SEARCH_QUERY.replace(' ', '+')}", "page"),
         Target("posts atom feed", "/posts/feed.atom", "feed"),
         Target("api digests page 1", f"/api/v1/digests/?limit={API_LIMIT}", "api"),

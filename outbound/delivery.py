@@ -20,6 +20,7 @@ import time
 from datetime import timedelta
 
 import httpx
+from celery import signature
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -40,10 +41,12 @@ EXCERPT_CHARS = 1000
 COUNTDOWN_LIMIT = timedelta(minutes=10)
 
 
-def enqueue(endpoint_id: int, countdown: float | None = None) -> None:
-    from .tasks import deliver_endpoint_task
+#: Queued by name: outbound/tasks.py wraps this module, so importing it here would close a circle.
+DELIVER_TASK = "outbound.tasks.deliver_endpoint_task"
 
-    deliver_endpoint_task.apply_async((endpoint_id,), countdown=countdown)
+
+def enqueue(endpoint_id: int, countdown: float | None = None) -> None:
+    signature(DELIVER_TASK, args=(endpoint_id,)).apply_async(countdown=countdown)
 
 
 def fan_out(message: Message) -> list[Delivery]:

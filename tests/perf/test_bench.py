@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"home", "wire", "digest page", "posts", "post page", "tag page 1", "tag page 100", "author page", "search",
-         "posts atom feed"}
+         "posts atom feed", "repository page"}
 UNCACHED = {"api digests page 1", "api digests cursor 100", "api posts page 1", "api posts cursor 100",
             "webhook (verify + store + enqueue)"}
 
