@@ -49,8 +49,9 @@ def queries_for(client, url: str, **headers) -> tuple[int, object]:
 
 
 def test_the_middleware_is_installed_last():
-    """Last, so the outer middleware adds its security and framing headers to cached pages too."""
-    assert settings.MIDDLEWARE[-1] == "reader.caching.PageCacheMiddleware"
+    """Last but the edge's key middleware: the outer middleware adds its security, framing and
+    CSP headers to cached pages too, and the surrogate keys inside it are stored with each page."""
+    assert settings.MIDDLEWARE[-2:] == ["reader.caching.PageCacheMiddleware", "edge.middleware.SurrogateKeyMiddleware"]
 
 
 @pytest.mark.parametrize("rows", [3, 30])
