@@ -1,32 +1,18 @@
 """Page descriptions (``<meta name="description">``, ``og:description``) are plain text cut at a word."""
-from html.parser import HTMLParser
-
 import pytest
 
 from blog.factories import PostFactory
 from digests.factories import DigestFactory
 from publishing.rendering import DESCRIPTION_CHARS, cut_at_word, describe
 
+from .metas import metas
+
 pytestmark = pytest.mark.django_db
 
 
-class _Metas(HTMLParser):
-    """Every ``<meta>`` of a page by name or property, attribute values decoded as a browser decodes them."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.found: dict[str, str] = {}
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "meta" and "content" in attrs:
-            self.found[attrs.get("name") or attrs.get("property") or ""] = attrs["content"]
-
-
 def descriptions(client, url: str) -> tuple[str, str]:
-    parser = _Metas()
-    parser.feed(client.get(url).content.decode())
-    return parser.found["description"], parser.found["og:description"]
+    found = metas(client, url)
+    return found["description"], found["og:description"]
 
 
 def test_a_markdown_excerpt_becomes_plain_text(client):

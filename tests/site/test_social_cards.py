@@ -1,6 +1,5 @@
 """og:image: a PNG card per post and digest, drawn when what it shows changes, cached for good at its URL."""
 import io
-from html.parser import HTMLParser
 
 import pytest
 from PIL import Image
@@ -10,25 +9,10 @@ from blog.models import Post
 from digests.factories import DigestFactory
 from publishing.social_cards import HEIGHT, IMMUTABLE, WIDTH
 
+from .metas import metas
+
 pytestmark = pytest.mark.django_db
 ORIGIN = "http://127.0.0.1:8000"
-
-
-class _Metas(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.found: dict[str, str] = {}
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "meta" and "content" in attrs:
-            self.found[attrs.get("name") or attrs.get("property") or ""] = attrs["content"]
-
-
-def metas(client, url: str) -> dict[str, str]:
-    parser = _Metas()
-    parser.feed(client.get(url).content.decode())
-    return parser.found
 
 
 def fetch_card(client, page_url: str) -> tuple[str, bytes]:
