@@ -56,8 +56,19 @@ class Attempt:
 
 class FakeGitHub:
     def __init__(self, httpserver, *, repo: str, hook_id: int, target: str, secret: str, page_size: int = 100,
-                 timeout: float = 10.0):
+                 timeout: float = 10.0, hold_redeliveries: bool = False):
+        """``hold_redeliveries``: resend only while a test waits in ``wait_for_redeliveries``.
+
+        On SQLite the test thread and ``live_server``'s share one connection, so a
+        redelivery processed while the test is still writing would interleave two
+        transactions on it; holding them models GitHub's delay and keeps the
+        threads apart. With PostgreSQL, redeliveries go out at once.
+        """
         self.server, self.repo, self.hook_id = httpserver, repo, hook_id
+        self.hold_redeliveries = hold_redeliveries
+        self._released = threading.Event()
+        if not hold_redeliveries:
+            self._released.set()
         self.target, self.secret, self.page_size, self.timeout = target, secret, page_size, timeout
         self.attempts: list[Attempt] = []
         self.redelivery_requests: list[int] = []
@@ -93,12 +104,16 @@ class FakeGitHub:
         return {a.guid for a in self.attempts} - through
 
     def wait_for_redeliveries(self) -> None:
+        self._released.set()
         self._resends.join()
+        if self.hold_redeliveries:
+            self._released.clear()
 
     def _resender(self) -> None:
         """Redeliveries go out one after another, a moment after the request was answered, as GitHub's do."""
         while True:
             original = self._resends.get()
+            self._released.wait()
             try:
                 self.send(original.event, original.body, original.guid, redelivery=True)
             finally:
