@@ -22,6 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import httpx
+
 from .load import PROJECT_DIR
 
 
@@ -51,7 +53,7 @@ def compare(args: argparse.Namespace) -> dict:
     from .generate import Generator, Scale
     from .load import gunicorn
     from .run import log, measured_in, run_wrk, warm_up
-    from .targets import build_targets, check, phase_settings
+    from .targets import build_targets, check, path_on, phase_settings
 
     trees = {"this": PROJECT_DIR, "other": args.other.resolve()}
     Generator(Scale().times(args.scale)).run()
@@ -72,8 +74,9 @@ def compare(args: argparse.Namespace) -> dict:
                     log(f"{state}: round {number}/{args.rounds}, {tree} ({directory})")
                     with gunicorn(env, project_dir=directory) as base:
                         for target in measured:
-                            warm_up(base + target.path, target, args.warmup, body.name)
-                            load = run_wrk(base + target.path, target, args.seconds, body.name)
+                            path = path_on(target, lambda url: httpx.get(base + url, timeout=30).text)
+                            warm_up(base + path, target, args.warmup, body.name)
+                            load = run_wrk(base + path, target, args.seconds, body.name)
                             if load.errors:
                                 raise RuntimeError(f"{tree} {target.name}: {load.errors} failed requests")
                             rps[(tree, target.name)].append(load.rps)

@@ -45,6 +45,8 @@ class Target:
     body: bytes = b""
     headers: dict = field(default_factory=dict)
     unique_header: str = ""
+    crawled_from: str = ""  # a deep page: the listing it was reached from, by following next links
+    crawl: str = ""  # how: "page" (the reader's "Older" links) or "api" (next_cursor)
 
 
 def _popular_tag() -> Tag:
@@ -65,22 +67,25 @@ def _middle(queryset):
     return queryset[queryset.count() // 2]
 
 
-def _deep_cursor(client: Client, path: str) -> tuple[str, int]:
-    """The API cursor DEEP_PAGE pages in (or of the last page, in a smaller archive) and its page number."""
+def _deep_cursor(fetch, path: str) -> tuple[str, int]:
+    """The API cursor DEEP_PAGE pages in (or of the last page, in a smaller archive) and its page number.
+
+    ``fetch(url)`` returns a response body: the test client's here, a live server's in ``bench.compare``.
+    """
     url, page = path, 1
     while page < DEEP_PAGE:
-        next_cursor = client.get(url).json()["next_cursor"]
+        next_cursor = json.loads(fetch(url))["next_cursor"]
         if next_cursor is None:
             break
         url, page = f"{path}&cursor={next_cursor}", page + 1
     return url, page
 
 
-def _deep_page(client: Client, path: str) -> tuple[str, int]:
+def _deep_page(fetch, path: str) -> tuple[str, int]:
     """The listing page DEEP_PAGE pages in, reached as a reader does: following "Older" links (keyset cursors)."""
     url, page = path, 1
     while page < DEEP_PAGE:
-        found = NEXT_LINK.search(client.get(url).content.decode())
+        found = NEXT_LINK.search(fetch(url))
         if found is None:
             break
         url, page = path + html.unescape(found.group(1)), page + 1
@@ -98,11 +103,17 @@ def webhook_target() -> Target:
 def build_targets() -> list[Target]:
     """Every target of the issue, in the order they alternate."""
     client = Client()
+
+    def fetch(url: str) -> str:
+        return client.get(url).content.decode()
+
     tag = _popular_tag()
     tag_pages = max(1, -(-Post.objects.published().tagged(tag.slug).count() // PER_PAGE))
-    tag_deep, tag_page = _deep_page(client, f"/tags/{tag.slug}/")
-    digests_deep, digests_page = _deep_cursor(client, f"/api/v1/digests/?limit={API_LIMIT}")
-    posts_deep, posts_page = _deep_cursor(client, f"/api/v1/posts/?limit={API_LIMIT}")
+    tag_first, digests_first = f"/tags/{tag.slug}/", f"/api/v1/digests/?limit={API_LIMIT}"
+    posts_first = f"/api/v1/posts/?limit={API_LIMIT}"
+    tag_deep, tag_page = _deep_page(fetch, tag_first)
+    digests_deep, digests_page = _deep_cursor(fetch, digests_first)
+    posts_deep, posts_page = _deep_cursor(fetch, posts_first)
     return [
         Target("baseline", "/bench/baseline/", "baseline"),
         Target("home", "/", "page"),
@@ -111,17 +122,28 @@ def build_targets() -> list[Target]:
         Target("posts", "/posts/", "page"),
         Target("post page", _middle(Post.objects.published()).get_absolute_url(), "page"),
         Target("tag page 1", f"/tags/{tag.slug}/", "page", note=f"{tag_pages} pages"),
-        Target("tag page 100", tag_deep, "page", note=f"page {tag_page}"),
+        Target("tag page 100", tag_deep, "page", note=f"page {tag_page}", crawled_from=tag_first, crawl="page"),
         Target("author page", _prolific_author().get_absolute_url(), "page"),
         Target("repository page", _busiest_repository().get_absolute_url(), "page", note="activity chart"),
         Target("search", f"/search/?q={SEARCH_QUERY.replace(' ', '+')}", "page"),
         Target("posts atom feed", "/posts/feed.atom", "feed"),
         Target("api digests page 1", f"/api/v1/digests/?limit={API_LIMIT}", "api"),
-        Target("api digests cursor 100", digests_deep, "api", note=f"page {digests_page}"),
+        Target("api digests cursor 100", digests_deep, "api", note=f"page {digests_page}",
+               crawled_from=digests_first, crawl="api"),
         Target("api posts page 1", f"/api/v1/posts/?limit={API_LIMIT}", "api"),
-        Target("api posts cursor 100", posts_deep, "api", note=f"page {posts_page}"),
+        Target("api posts cursor 100", posts_deep, "api", note=f"page {posts_page}",
+               crawled_from=posts_first, crawl="api"),
         webhook_target(),
     ]
+
+
+def path_on(target: Target, fetch) -> str:
+    """The target's path on a server whose cursors may differ (another checkout's, in ``bench.compare``)."""
+    if target.crawl == "page":
+        return _deep_page(fetch, target.crawled_from)[0]
+    if target.crawl == "api":
+        return _deep_cursor(fetch, target.crawled_from)[0]
+    return target.path
 
 
 def _request(client: Client, target: Target):

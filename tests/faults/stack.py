@@ -8,6 +8,7 @@ processes themselves.
 """
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +32,8 @@ class Stack:
         self.redis = RedisServer(directory)
         self.postgres = PostgresCluster(directory)
         self.web_port = free_port()
-        self.web = self.worker = None
+        self.edge_port = free_port()
+        self.web = self.worker = self.edge = None
         self.env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "repojournal.settings.prod",
@@ -53,6 +55,10 @@ class Stack:
     @property
     def webhook_url(self) -> str:
         return f"http://127.0.0.1:{self.web_port}/webhooks/github"
+
+    @property
+    def edge_url(self) -> str:
+        return f"http://127.0.0.1:{self.edge_port}"
 
     def manage(self, *args: str) -> str:
         result = subprocess.run([str(BIN / "python"), "manage.py", *args], cwd=ROOT, env=self.env,
@@ -78,6 +84,25 @@ class Stack:
             [str(BIN / "gunicorn"), "repojournal.wsgi", "-b", f"127.0.0.1:{self.web_port}", "-w", "4",
              "--timeout", "30"], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         wait_for_port(self.web_port)
+
+    def start_edge(self) -> None:
+        """Varnish with the production VCL (deploy/varnish/default.vcl) in front of this stack's gunicorn.
+
+        Started on demand (the load test's); ``deploy/topology.py render`` writes the
+        VCL with both backends on this stack's one gunicorn.
+        """
+        if self.edge is not None:
+            return
+        env = {**self.env, "TOPOLOGY_DIR": str(self.directory / "edge"), "APP_PORT_1": str(self.web_port),
+               "APP_PORT_2": str(self.web_port), "EDGE_LISTEN": f"127.0.0.1:{self.edge_port}"}
+        subprocess.run([str(BIN / "python"), "deploy/topology.py", "render"], cwd=ROOT, env=env, check=True)
+        log = open(self.directory / "varnish.log", "ab")
+        self.edge = subprocess.Popen(
+            [shutil.which("varnishd") or "/usr/sbin/varnishd", "-F", "-a", f"127.0.0.1:{self.edge_port}",
+             "-f", str(self.directory / "edge" / "default.vcl"), "-n", str(self.directory / "edge" / "varnish"),
+             "-s", "malloc,64m", "-T", "127.0.0.1:0", "-j", "none", "-p", "default_grace=0s"],
+            stdout=log, stderr=subprocess.STDOUT)
+        wait_for_port(self.edge_port)
 
     def start_worker(self) -> None:
         path = self.directory / "worker.log"
@@ -116,7 +141,7 @@ class Stack:
         return self.worker is not None and self.worker.poll() is None
 
     def stop(self) -> None:
-        for process in (self.worker, self.web):
+        for process in (self.edge, self.worker, self.web):
             if process and process.poll() is None:
                 process.terminate()
                 try:
@@ -147,6 +172,13 @@ class Stack:
                 continue
             total += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
         return total
+
+    def queued_messages(self) -> int:
+        """Messages waiting in the broker's default queue (kombu keeps one Redis list per priority step)."""
+        import redis
+
+        client = redis.Redis.from_url(self.redis.url)
+        return sum(client.llen(key) for key in client.scan_iter(match="celery*", _type="list"))
 
     def worker_log(self) -> str:
         return (self.directory / "worker.log").read_text(errors="replace")

@@ -106,6 +106,20 @@ def reconnected_after(stack, timings) -> float:
     return float("nan")
 
 
+RESUME_WITHIN = 60  # seconds from the failed service's return to the first delivery processed (the issue's)
+
+
+def resumed_after(stack, guids, since: float) -> float:
+    """Seconds from ``since`` (a monotonic time: the service's return) to the first delivery processed after it."""
+    import datetime
+
+    since_wall = datetime.datetime.fromtimestamp(time.time() - (time.monotonic() - since), datetime.timezone.utc)
+    first = stack.query("SELECT min(processed_at) FROM ingestion_webhookdelivery WHERE guid = ANY(%s) "
+                        "AND processed_at >= %s", list(guids), since_wall)[0][0]
+    assert first is not None, "nothing was processed after the service returned"
+    return (first - since_wall).total_seconds()
+
+
 def assert_only_timeouts_failed(github):
     """Every attempt got a 2xx, or (on a machine too loaded to answer within GitHub's 10 s) no answer at all."""
     assert {attempt.status_code for attempt in github.attempts} <= {0, 200, 202}
@@ -130,8 +144,10 @@ def test_worker_killed_with_sigkill_and_restarted_loses_and_doubles_nothing(stac
     assert_only_timeouts_failed(github)  # the endpoint needs no worker
     took = wait_until_all_processed(stack, github, timings["guids"], timings["restarted"])
     assert_exactly_once(stack, github, timings["guids"])
+    resumed = resumed_after(stack, timings["guids"], timings["restarted"])
     report("worker kill -9", timeouts=timeouts(github), ready_after_restart=timings["ready"] - timings["restarted"],
-           all_processed_after_restart=took)
+           resumed_after_restart=resumed, all_processed_after_restart=took)
+    assert resumed < RESUME_WITHIN
 
 
 def test_redis_stopped_for_15_s_the_worker_recovers_by_itself(stack, github):
@@ -150,8 +166,10 @@ def test_redis_stopped_for_15_s_the_worker_recovers_by_itself(stack, github):
     assert stack.worker_alive() and stack.worker.pid == worker_pid, "the same worker, never restarted"
     assert "Unrecoverable error" not in stack.worker_log()
     assert_exactly_once(stack, github, timings["guids"])
+    resumed = resumed_after(stack, timings["guids"], timings["restarted"])
     report("redis down 15 s", timeouts=timeouts(github), all_processed_after_restart=took,
-           worker_reconnected_after=reconnected_after(stack, timings))
+           worker_reconnected_after=reconnected_after(stack, timings), resumed_after_restart=resumed)
+    assert resumed < RESUME_WITHIN
 
 
 def test_postgresql_stopped_for_10_s_failed_deliveries_are_redelivered(stack, github):
@@ -172,4 +190,7 @@ def test_postgresql_stopped_for_10_s_failed_deliveries_are_redelivered(stack, gi
     assert stack.worker_alive() and stack.worker.pid == worker_pid
     assert_exactly_once(stack, github, timings["guids"])
     assert len(github.redelivery_requests) == len({attempt.guid for attempt in refused}), "each asked for once"
-    report("postgresql down 10 s", refused=len(refused), all_processed_after_restart=took)
+    resumed = resumed_after(stack, timings["guids"], timings["restarted"])
+    report("postgresql down 10 s", refused=len(refused), resumed_after_restart=resumed,
+           all_processed_after_restart=took)
+    assert resumed < RESUME_WITHIN

@@ -113,6 +113,28 @@ def test_delivery_goes_from_the_endpoint_through_the_broker_to_a_reference(worke
     print(f"\nwebhook -> broker -> worker -> reference in {elapsed:.2f} s")
 
 
+def test_the_sweep_adds_nothing_while_the_overdue_deliveries_may_still_be_queued(tracked, post_webhook, settings):
+    """No worker runs: three deliveries wait in the queue, overdue. A backlog is not a loss."""
+    try:
+        for number in range(3):
+            assert post_webhook("pull_request", merged_pull_request(), guid=f"backlog-{number}").status_code == 202
+        assert queue_length() == 3
+        settings.INGESTION_SWEEP_AFTER = 0
+        assert sweep_deliveries() == 0
+        assert queue_length() == 3
+
+        purge_queue()  # the three messages are lost (as if Redis had dropped them)
+        assert sweep_deliveries() == 3
+        assert queue_length() == 3
+    finally:
+        purge_queue()
+
+
+def purge_queue() -> None:
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge(app.conf.task_default_queue)
+
+
 def test_delivery_accepted_while_the_broker_is_down_is_swept_later(tracked, post_webhook, settings):
     with broker_unreachable():
         started = time.monotonic()
