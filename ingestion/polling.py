@@ -9,6 +9,7 @@ our stored ETag has nothing new and costs no rate limit.
 import datetime
 import hashlib
 import itertools
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,7 +26,6 @@ from .runs import recorded_run
 
 FIRST_SYNC_WINDOW = datetime.timedelta(days=7)
 PER_PAGE = 100
-TOKEN_LOCK_SECONDS = 3600  # a poll longer than this loses its lock (it must have died)
 
 Progress = Callable[[str], None]
 
@@ -41,17 +41,34 @@ class TokenBusy(Exception):
 
 @contextmanager
 def token_lock(token: str, *, wait: float = 0, poll_every: float = 1.0):
-    """Hold the token's lock (in the shared cache) for a whole poll; raise TokenBusy after ``wait`` seconds."""
+    """Hold the token's lock (in the shared cache) for a whole poll; raise TokenBusy after ``wait`` seconds.
+
+    The lock is a lease of ``INGESTION_TOKEN_LEASE`` seconds that a thread renews
+    every third of it while the holder lives. A holder killed outright (``kill -9``,
+    an OOM kill) cannot release it, so the lease lapses within that time and polls
+    and redelivery go on; a fixed hour-long lock stopped both for an hour.
+    """
     key = f"ingestion:github-token:{token_fingerprint(token)}"
+    lease = settings.INGESTION_TOKEN_LEASE
     deadline = time.monotonic() + wait
-    while not cache.add(key, "polling", TOKEN_LOCK_SECONDS):
+    while not cache.add(key, "polling", lease):
         if time.monotonic() >= deadline:
             raise TokenBusy("another poll is using this GitHub token")
         time.sleep(poll_every)
+    released = threading.Event()
+    renewer = threading.Thread(target=_renew, args=(key, lease, released), daemon=True, name="token-lease")
+    renewer.start()
     try:
         yield
     finally:
+        released.set()
+        renewer.join()
         cache.delete(key)
+
+
+def _renew(key: str, lease: float, released: threading.Event) -> None:
+    while not released.wait(lease / 3):
+        cache.touch(key, lease)
 
 
 def default_client() -> GitHubClient:

@@ -39,10 +39,10 @@ def sweep_deliveries() -> int:
 
     Not while the queue holds at least as many messages as there are overdue
     deliveries: in a backlog they are most likely still on their way, and queuing
-    each again every sweep period multiplied the backlog (a minute of 64-connection
-    load left tens of thousands of extra messages; tests/faults/test_load.py). A
-    delivery that really was lost is queued by the first sweep once the queue is
-    shorter than the overdue list.
+    each again every sweep period multiplied the backlog (after a minute of
+    64-connection load, tests/faults/test_load.py, the extra messages held up the
+    next deliveries for over a minute). A delivery that really was lost is queued
+    by the first sweep once the queue is shorter than the overdue list.
     """
     ids = list(deliveries.pending_for_sweep(settings.INGESTION_SWEEP_AFTER).values_list("pk", flat=True))
     if not ids or queued_messages() >= len(ids):

@@ -176,6 +176,9 @@ INGESTION_LABEL_PRIORITIES = [
 # before the same GUID may be requested again (ingestion/redelivery.py). GitHub keeps 3 days.
 INGESTION_REDELIVERY_LOOKBACK = int(os.environ.get("INGESTION_REDELIVERY_LOOKBACK", str(24 * 3600)))
 INGESTION_REDELIVERY_WINDOW = int(os.environ.get("INGESTION_REDELIVERY_WINDOW", "3600"))
+# The GitHub token's one-poll-at-a-time lock is a lease this long, renewed while its holder lives:
+# a worker killed mid-poll blocks polls and redelivery for at most this many seconds.
+INGESTION_TOKEN_LEASE = int(os.environ.get("INGESTION_TOKEN_LEASE", "90"))
 INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "60"))
 CELERY_BEAT_SCHEDULE = {
     "ingestion-dispatch-due-polls": {"task": "ingestion.tasks.dispatch_due_polls", "schedule": 60.0},
