@@ -256,3 +256,29 @@ def test_an_edit_through_one_instance_is_never_served_stale_by_the_other(edge, t
         assert edit.status_code == 200, edit.text
         again = client.get(f"{app2}/posts/{post.slug}/")
     assert "After, through app1" in again.text
+
+
+def test_a_worker_killed_with_sigkill_is_restarted_by_the_supervisor(edge):
+    """Issue 17: nobody restarts a killed worker by hand; supervisord does (deploy/supervisord.conf).
+
+    tests/faults restarts its worker itself and measures what follows; this proves the
+    restart itself in the topology `make up` runs.
+    """
+    import os
+    import signal
+    from pathlib import Path
+
+    log = Path(edge.env["TOPOLOGY_DIR"]) / "logs" / "worker1.log"
+    assert wait_for(lambda: " ready." in log.read_text(errors="replace"), timeout=60), "worker1 never became ready"
+    readies = log.read_text(errors="replace").count(" ready.")
+    before = edge.supervisorctl("pid", "worker1").strip()
+    assert before.isdigit(), f"worker1 was not running: {before!r}"
+    os.killpg(int(before), signal.SIGKILL)  # the worker and its pool
+
+    def restarted() -> bool:
+        pid = edge.supervisorctl("pid", "worker1").strip()
+        return pid.isdigit() and pid != before and "RUNNING" in edge.supervisorctl("status", "worker1")
+
+    assert wait_for(restarted, timeout=60), edge.supervisorctl("status")
+    assert wait_for(lambda: log.read_text(errors="replace").count(" ready.") > readies, timeout=60), \
+        "the restarted worker did not become ready within 60 s"
