@@ -9,6 +9,7 @@ our stored ETag has nothing new and costs no rate limit.
 import datetime
 import hashlib
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +24,8 @@ from .github import GitHubClient, GitHubError  # noqa: F401  (GitHubError re-exp
 from .importers import Counts, rest_commit_fields, upsert_commits, upsert_pull_requests, upsert_releases
 from .models import IngestionRun, TrackedRepository
 from .runs import recorded_run
+
+logger = logging.getLogger(__name__)
 
 FIRST_SYNC_WINDOW = datetime.timedelta(days=7)
 PER_PAGE = 100
@@ -68,7 +71,10 @@ def token_lock(token: str, *, wait: float = 0, poll_every: float = 1.0):
 
 def _renew(key: str, lease: float, released: threading.Event) -> None:
     while not released.wait(lease / 3):
-        cache.touch(key, lease)
+        try:
+            cache.touch(key, lease)
+        except Exception:  # a cache blip: try again at the next third; the lease outlasts two misses
+            logger.warning("Could not renew the GitHub token's lock.", exc_info=True)
 
 
 def default_client() -> GitHubClient:
