@@ -17,8 +17,10 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.faults)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def stack(make_httpserver):
+    """Stopped once tests/faults is done: its worker's beat calls GitHub's API, which here is the
+    suite's shared HTTP server, and later tests count the requests that server gets."""
     if not os.environ.get("REDIS_URL"):
         pytest.skip("the fault suite runs in the PostgreSQL + Redis pass only (it brings its own services)")
     if not shutil.which("redis-server") or postgres_bin() is None:
