@@ -50,7 +50,7 @@ def make_digest(n):
 
 
 def make_post(n):
-    return PostFactory(authors=[AuthorFactory(), AuthorFactory()], tags=[f"tag-{n}", "shared"])
+    return PostFactory(authors=[AuthorFactory(), AuthorFactory()], tags=[f"tag-{n}", "common"])
 
 
 def make_author(n):

@@ -156,11 +156,11 @@ def test_post_detail_has_ordered_authors_and_tags(client):
 
 
 def test_tags_carry_published_counts_only(client):
-    PostFactory(tags=["shared", "public"])
-    PostFactory(tags=["shared"])
-    PostFactory(tags=["shared", "secret"], status=Status.DRAFT)
+    PostFactory(tags=["common", "public"])
+    PostFactory(tags=["common"])
+    PostFactory(tags=["common", "secret"], status=Status.DRAFT)
     counts = {t["name"]: t["post_count"] for t in items(client.get("/api/v1/tags/"))}
-    assert counts == {"shared": 2, "public": 1}
+    assert counts == {"common": 2, "public": 1}
 
 
 def test_authors_topics_and_repositories_lists_show_only_published_ones(client):
