@@ -1,6 +1,12 @@
-"""Server-rendered SVG bar charts: geometry is computed here, the template only draws it."""
+"""Server-rendered SVG bar charts: geometry and the bars' markup are made here, the template frames them."""
 import datetime
 from dataclasses import dataclass
+
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
+from publishing.dates import month_day
+
 
 WIDTH = 520
 HEIGHT = 120
@@ -34,6 +40,19 @@ class BarChart:
     @property
     def last_week(self) -> datetime.date:
         return self.bars[-1].week
+
+    def bars_svg(self) -> str:
+        """Every bar's ``<rect>`` and tooltip ("Week of Jun 1: 3") as safe markup for the template's ``<svg>``.
+
+        Made here rather than by a template loop (or ``format_html``): 26 bars of six
+        values each were a third of the repository page's rendering time. Every
+        value is a number this module computed, but the month's name, escaped.
+        """
+        return mark_safe("".join(
+            f'<rect x="{bar.x}" y="{bar.y}" width="{bar.width}" height="{bar.height}" class="bar">'
+            f"<title>Week of {escape(month_day(bar.week))}: {bar.count}</title></rect>"
+            for bar in self.bars
+        ))
 
 
 def weekly_bars(counts: list[tuple[datetime.date, int]]) -> BarChart:

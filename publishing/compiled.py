@@ -21,6 +21,7 @@ import itertools
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.http import Http404
+from django.utils import timezone
 
 _serial = itertools.count(1)
 
@@ -46,12 +47,15 @@ def stand_in(field: models.Field):
 
 
 class Statement:
-    """`build(**values)`'s queryset, compiled once per database, run with each call's values.
+    """`build(**values)`'s queryset, compiled once per database and time zone, run with each call's values.
 
     `fields` names each value `build` takes and the model field it is compared
     with (which prepares it for the database, as the ORM's lookup would). The
-    queryset must yield plain model instances: no ``select_related``,
-    ``prefetch_related``, annotations or ``values()``.
+    queryset must yield plain model instances -- no ``select_related``,
+    ``prefetch_related``, annotations or ``values()`` -- or be a
+    ``values_list()`` (annotations and aggregates allowed), whose rows come back
+    as tuples through the same converters. The current time zone is part of
+    the compiled SQL (``TruncWeek`` and the like), so each zone gets its own.
 
     ``custom_plans=True`` keeps psycopg from preparing the statement (see
     ``planned_per_run``), for a query whose best plan depends on its values.
@@ -65,14 +69,17 @@ class Statement:
 
     def fetch(self, using: str = DEFAULT_DB_ALIAS, **values) -> list:
         """The queryset's rows for these values, as model instances: one query."""
-        if using not in self._compiled:
-            self._compiled[using] = self._compile(using)
-        sql, slots, model, init_list, converters = self._compiled[using]
+        key = (using, timezone.get_current_timezone_name())
+        if key not in self._compiled:
+            self._compiled[key] = self._compile(using)
+        sql, slots, model, init_list, converters = self._compiled[key]
         connection = connections[using]
         prepared = {name: self.fields[name].get_db_prep_value(value, connection) for name, value in values.items()}
         with connection.cursor() as cursor, planned_per_run(connection, self.custom_plans):
             cursor.execute(sql, [prepared[slot] if slot else param for slot, param in slots])
             rows = cursor.fetchall()
+        if init_list is None:
+            return [_converted(row, converters, connection) for row in rows]
         return [model.from_db(using, init_list, _converted(row, converters, connection)) for row in rows]
 
     def get_or_404(self, using: str = DEFAULT_DB_ALIAS, **values):
@@ -80,7 +87,7 @@ class Statement:
         rows = self.fetch(using, **values)
         if len(rows) == 1:
             return rows[0]
-        model = self._compiled[using][2]
+        model = self._compiled[(using, timezone.get_current_timezone_name())][2]
         if not rows:
             raise Http404(f"No {model._meta.object_name} matches the given query.")
         raise model.MultipleObjectsReturned(f"get() returned more than one {model._meta.object_name} -- it returned {len(rows)}!")
@@ -91,8 +98,10 @@ class Statement:
         stand_ins = {name: stand_in(field) for name, field in self.fields.items()}
         queryset = self.build(**stand_ins)
         query = queryset.query
-        assert queryset._iterable_class is models.query.ModelIterable and not queryset._prefetch_related_lookups
-        assert not query.select_related and not query.annotation_select and not query.extra_select
+        rows = queryset._iterable_class is models.query.ValuesListIterable
+        assert rows or queryset._iterable_class is models.query.ModelIterable, "model instances or values_list()"
+        assert not queryset._prefetch_related_lookups and not query.select_related and not query.extra_select
+        assert rows or not query.annotation_select
         compiler = query.get_compiler(using=using)
         sql, params = compiler.as_sql()
         by_value = {
@@ -101,7 +110,7 @@ class Statement:
         slots = [(by_value.get(param) if isinstance(param, (str, int, datetime.date)) else None, param)
                  for param in params]
         assert {slot for slot, _ in slots if slot} == set(self.fields), "every value must be a parameter"
-        init_list = [column.target.attname for column, _, _ in compiler.select]
+        init_list = None if rows else [column.target.attname for column, _, _ in compiler.select]
         converters = compiler.get_converters([column for column, _, _ in compiler.select])
         return sql, slots, queryset.model, init_list, converters
 

@@ -79,7 +79,7 @@ class RepositoryQuerySet(models.QuerySet):
             return existing, False
         return self.create(full_name=full_name, **defaults), True
 
-    def published(self):
+    def published(self, now=None):
         """Repositories a published digest cites or names in an action item.
 
         A repository known only from drafts stays unseen, so its name cannot leak
@@ -90,7 +90,7 @@ class RepositoryQuerySet(models.QuerySet):
         """
         # the rule of PublishableQuerySet.published(), applied to the joined digest
         shown = digest_model("DigestRepository").objects.filter(
-            repository=models.OuterRef("pk"), digest__status=Status.PUBLISHED, digest__published_at__lte=timezone.now()
+            repository=models.OuterRef("pk"), digest__status=Status.PUBLISHED, digest__published_at__lte=timezone.now() if now is None else now
         )
         return self.filter(models.Exists(shown))
 
