@@ -64,7 +64,11 @@ class ReferenceAdmin(admin.ModelAdmin):
         (None, {"fields": ["repository", "kind", "key", "number", "sha", "title", "url"]}),
         ("Activity", {"fields": ["author_login", "state", "merged_at", "opened_at", "labels", "stats"]}),
         ("Body", {"fields": ["body"], "description": "Raw Markdown from GitHub; it is sanitised before display."}),
+        ("Publication", {"fields": ["first_published_at"], "description": (
+            "Readers see a reference once a published digest cites it: from this time on. Set by the "
+            "database when digests citing it are published, unpublished or rescheduled.")}),
     ]
+    readonly_fields = ["first_published_at"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("repository")  # the picker's labels name it
