@@ -13,7 +13,11 @@ On PostgreSQL, two transactions can change the citations of one reference at
 once (an editor citing it, another publishing a digest that cites it). Each
 trigger first locks what it reads -- the citing digest ``FOR SHARE``, then the
 reference -- and reads in a statement of its own, whose snapshot includes
-whatever the other transaction committed while this one waited.
+whatever the other transaction committed while this one waited. A citation by
+a digest that is not published changes nothing and locks no reference (its
+digest's lock keeps it from being published meanwhile), so drafting and editing
+drafts never wait on each other; two transactions changing the citations of
+published digests wait for one another per reference.
 """
 from django.db import migrations, models
 
@@ -33,14 +37,18 @@ BEGIN
     WHERE id = ANY(refs) AND first_published_at IS DISTINCT FROM digests_reference_first_published(id);
 END $$;
 
+CREATE FUNCTION digests_reference_cited_by_published(digest bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM digests_digest WHERE id = digest FOR SHARE;
+    RETURN EXISTS (SELECT 1 FROM digests_digest WHERE id = digest AND status = 'published');
+END $$;
+
 CREATE FUNCTION digests_reference_first_published_from_citation() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP <> 'DELETE' THEN
-        PERFORM 1 FROM digests_digest WHERE id = NEW.digest_id FOR SHARE;
+    IF TG_OP <> 'DELETE' AND digests_reference_cited_by_published(NEW.digest_id) THEN
         PERFORM digests_reference_refresh_first_published(ARRAY[NEW.reference_id]);
     END IF;
-    IF TG_OP <> 'INSERT' THEN
-        PERFORM 1 FROM digests_digest WHERE id = OLD.digest_id FOR SHARE;
+    IF TG_OP <> 'INSERT' AND digests_reference_cited_by_published(OLD.digest_id) THEN
         PERFORM digests_reference_refresh_first_published(ARRAY[OLD.reference_id]);
     END IF;
     RETURN NULL;
@@ -93,6 +101,7 @@ DROP FUNCTION digests_reference_first_published_from_citation();
 DROP FUNCTION digests_reference_first_published_from_digest();
 DROP FUNCTION digests_reference_first_published_kept();
 DROP FUNCTION digests_reference_first_published_truncated();
+DROP FUNCTION digests_reference_cited_by_published(bigint);
 DROP FUNCTION digests_reference_refresh_first_published(bigint[]);
 DROP FUNCTION digests_reference_first_published(bigint);
 """

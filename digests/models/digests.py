@@ -58,6 +58,20 @@ class DigestQuerySet(PublishableQuerySet):
         """
         return self.filter(pk__in=DigestRepository.objects.filter(repository=repository).values("digest_id"))
 
+    def newest_citing(self, repository_id: int, now):
+        """Published digests citing the repository (as ``citing``), newest first (the listing order).
+
+        Walks ``DigestRepository``'s partial index of published links in that
+        order and stops at the slice: a repository cited by hundreds of digests
+        costs what one cited by twenty does. The digest's own status and time
+        are checked too (``published``), so a copy is never what decides.
+        """
+        return self.published(now).filter(
+            repository_links__repository=repository_id, repository_links__digest_status=Status.PUBLISHED,
+            repository_links__digest_published_at__lte=now,
+        ).order_by("-repository_links__digest_date", "-repository_links__digest_published_at",
+                   "-repository_links__digest")
+
     def citing_keys(self, repository: "Repository", kind: str, keys: list[str]):
         """Digests citing any of these references (by natural key): to re-render after a bulk upsert of them."""
         cited = DigestReference.objects.filter(
@@ -287,10 +301,22 @@ class DigestRepository(models.Model):
 
     digest = models.ForeignKey(Digest, related_name="repository_links", on_delete=models.CASCADE)
     repository = models.ForeignKey(Repository, related_name="digest_links", on_delete=models.CASCADE)
+    # The digest's state and sort key, copied by the database (triggers, migration 0015) on every
+    # insert here and every change to the digest, so a repository's newest published digests are
+    # one walk of the index below instead of a sort of every digest citing the repository.
+    digest_status = models.CharField(max_length=20, blank=True, editable=False)
+    digest_date = models.DateField(null=True, blank=True, editable=False)
+    digest_published_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["repository", "digest"], name="unique_digest_repository"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["repository", "-digest_date", "-digest_published_at", "-digest"],
+                condition=models.Q(digest_status="published"), name="digestrepository_published",
+            ),
         ]
 
 
