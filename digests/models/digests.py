@@ -70,7 +70,7 @@ class DigestQuerySet(PublishableQuerySet):
             repository_links__repository=repository_id, repository_links__digest_status=Status.PUBLISHED,
             repository_links__digest_published_at__lte=now,
         ).order_by("-repository_links__digest_date", "-repository_links__digest_published_at",
-                   "-repository_links__digest")
+                   "-repository_links__digest_id")
 
     def citing_keys(self, repository: "Repository", kind: str, keys: list[str]):
         """Digests citing any of these references (by natural key): to re-render after a bulk upsert of them."""

@@ -225,7 +225,8 @@ def test_tag_and_author_listings_are_planned_for_each_run_and_the_posts_listing_
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="query plans are PostgreSQL's; CI's PostgreSQL pass runs it")
 def test_a_repository_page_reads_its_references_from_the_published_index(client, settings):
     """Both reference queries of the page (its listing and its chart) can be answered by walking
-    ``reference_published_by_repo``: this repository's rows whose ``first_published_at`` is set.
+    ``reference_published_by_repo``: this repository's rows whose ``first_published_at`` is set;
+    its citing digests, by walking ``digestrepository_published`` in the listing's order.
     Repositories range from a few references to tens of thousands, and this is what lets one plan
     (prepared statements included) suit them all; a ``published()`` the partial index cannot
     serve would show up here as another scan."""
@@ -240,14 +241,20 @@ def test_a_repository_page_reads_its_references_from_the_published_index(client,
         assert client.get(repository.get_absolute_url()).status_code == 200
     queries = [query["sql"] for query in captured.captured_queries if 'FROM "digests_reference" WHERE' in query["sql"]]
     assert len(queries) == 2
+    citing = [query["sql"] for query in captured.captured_queries
+              if 'FROM "digests_digest" INNER JOIN "digests_digestrepository"' in query["sql"]]
+    assert len(citing) == 1
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # so tiny tables do not hide which index applies
         cursor.execute("SET LOCAL enable_bitmapscan = off")
-        for sql in queries:
+        cursor.execute("SET LOCAL enable_sort = off")
+        for sql, index in [*((sql, "reference_published_by_repo") for sql in queries),
+                           (citing[0], "digestrepository_published")]:
             cursor.execute(f"EXPLAIN {sql}")
             plan = "\n".join(row[0] for row in cursor.fetchall())
-            assert "reference_published_by_repo" in plan, plan
+            assert index in plan, plan
             assert "digests_digestreference" not in plan, plan  # no join through the citations
+            assert "Sort" not in plan.replace("Sort Key", ""), plan  # read in order, stopped at the page
 
 
 @pytest.mark.django_db
