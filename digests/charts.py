@@ -7,7 +7,6 @@ from django.utils.safestring import mark_safe
 
 from publishing.dates import month_day
 
-
 WIDTH = 520
 HEIGHT = 120
 GAP = 4

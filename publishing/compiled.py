@@ -68,7 +68,7 @@ class Statement:
         self._compiled = {}
 
     def fetch(self, using: str = DEFAULT_DB_ALIAS, **values) -> list:
-        """The queryset's rows for these values, as model instances: one query."""
+        """The queryset's rows for these values -- model instances, or tuples for a ``values_list()`` -- in one query."""
         key = (using, timezone.get_current_timezone_name())
         if key not in self._compiled:
             self._compiled[key] = self._compile(using)
