@@ -20,6 +20,8 @@ import datetime
 from django.db import connection, connections
 from django.utils import timezone
 
+from publishing.compiled import load_timestamps_natively
+
 from . import auth, pagination
 
 #: The query parameters of an unfiltered list: anything else takes the ORM path.
@@ -60,7 +62,7 @@ def paginate_unfiltered(request, model, params: pagination.ListParams, *, fields
             values[("after", index)] = _prepared(model, key, value)
     bound = [values[slot] if slot else param for slot, param in slots]
     with connection.cursor() as cursor:
-        _load_timestamps_natively(cursor)
+        load_timestamps_natively(cursor)
         cursor.execute(sql, bound)
         rows = _rows(names, converters, cursor.fetchall())
     counted = None
@@ -70,21 +72,6 @@ def paginate_unfiltered(request, model, params: pagination.ListParams, *, fields
                                              since=params.updated_since, after=after, limit=params.limit,
                                              fields=fields, count_in_page=False)
     return pagination.page_of(rows, counted, params.limit, keys=keys, fields=fields, count_in_page=True)
-
-
-def _load_timestamps_natively(cursor) -> None:
-    """On PostgreSQL in UTC, read this cursor's timestamps with psycopg's own loader (C code with
-    psycopg-binary) instead of Django's Python subclass of it, which only re-attaches the tzinfo
-    the session's time zone already gave. A page has two timestamps a row; parsing them in Python
-    was a tenth of the request's CPU. Same values, same ``datetime.timezone.utc``
-    (tests/api/test_compiled_lists.py); any other time zone keeps Django's loader."""
-    if connection.vendor != "postgresql" or connection.timezone is not datetime.timezone.utc:
-        return
-    from psycopg.types.datetime import TimestamptzLoader  # psycopg picks its C version when it has one
-
-    raw = cursor.cursor
-    if raw.connection.info.parameter_status("TimeZone") == "UTC":
-        raw.adapters.register_loader("timestamptz", TimestamptzLoader)
 
 
 def _prepared(model, name: str, value):

@@ -1,5 +1,8 @@
 """Reader pages of The Wire. Public views reach content only through published()."""
+import datetime
+
 from django.contrib.admin.views.decorators import staff_member_required
+from django.db import connection, models
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
@@ -8,12 +11,12 @@ from publishing import social_cards
 from publishing.compiled import Statement
 from publishing.context_processors import navigation
 from publishing.pagination import Listing, paginate
-from publishing.shown import shows
+from publishing.shown import printed, shows
 from publishing.syndication import feed_links
 
 from .charts import weekly_bars
 from .models import Digest, DigestCard, DigestRepository, Reference, Repository, Topic
-from .models.references import chart_start, every_week, week_start
+from .models.references import bucket_weeks, chart_start, every_week, timestamp_array, week_bounds, week_start
 
 CHART_WEEKS = 26
 REPOSITORY_DIGESTS = 20
@@ -29,19 +32,28 @@ REPOSITORY_REFERENCES = Listing(
     .only(*LISTED_REFERENCE_FIELDS),
     now=Reference._meta.get_field("first_published_at"), repository=Reference._meta.get_field("repository"),
 )
-#: ``get_object_or_404`` of a published repository by its name, any case, and of its topic.
+#: ``get_object_or_404`` of a published repository by its name, any case, with its topic (one statement).
 REPOSITORY = Statement(
-    lambda now, full_name: Repository.objects.published(now).filter(full_name__iexact=full_name).order_by()[:21],
+    lambda now, full_name: Repository.objects.published(now).filter(full_name__iexact=full_name)
+    .select_related("topic").order_by()[:21],
     now=Digest._meta.get_field("published_at"), full_name=Repository._meta.get_field("full_name"),
 )
-TOPIC = Statement(lambda pk: Topic.objects.filter(pk=pk).order_by()[:21], pk=Topic._meta.pk)
 WEEKLY_MERGES = Statement(
     lambda now, repository, since: Reference.objects.published(now).filter(repository=repository).merged_weeks(since),
     now=Reference._meta.get_field("first_published_at"), repository=Reference._meta.get_field("repository"),
     since=Reference._meta.get_field("merged_at"),
 )
+#: The newest digests citing a repository, as (pk, stored card) rows: the page prints nothing else of them.
+#: The same counts on PostgreSQL, by ``width_bucket`` over the weeks' edges (``merged_in_weeks``).
+WEEKLY_BUCKETS = Statement(
+    lambda now, repository, since, bounds: Reference.objects.published(now).filter(repository=repository)
+    .merged_in_weeks(since, bounds),
+    now=Reference._meta.get_field("first_published_at"), repository=Reference._meta.get_field("repository"),
+    since=Reference._meta.get_field("merged_at"), bounds=models.CharField(),
+)
 CITING_DIGESTS = Statement(
-    lambda now, repository: Digest.objects.for_cards().newest_citing(repository, now)[:REPOSITORY_DIGESTS],
+    lambda now, repository: Digest.objects.newest_citing(repository, now).values_list("pk", "card_html")
+    [:REPOSITORY_DIGESTS],
     now=Digest._meta.get_field("published_at"), repository=DigestRepository._meta.get_field("repository"),
 )
 
@@ -156,6 +168,17 @@ def topic_index(request):
     return render(request, "digests/topic_index.html", {"topics": topics})
 
 
+def weekly_merges(repository_id: int, now) -> list[tuple[datetime.date, int]]:
+    """The repository's published merges per week, ``CHART_WEEKS`` weeks to this one, zeros included."""
+    first_monday = chart_start(CHART_WEEKS)
+    if connection.vendor != "postgresql":  # SQLite has no width_bucket
+        weeks = WEEKLY_MERGES.fetch(now=now, repository=repository_id, since=week_start(first_monday))
+        return every_week(weeks, first_monday, CHART_WEEKS)
+    bounds = week_bounds(first_monday, CHART_WEEKS)
+    rows = WEEKLY_BUCKETS.fetch(now=now, repository=repository_id, since=bounds[0], bounds=timestamp_array(bounds))
+    return every_week(bucket_weeks(rows, first_monday, CHART_WEEKS), first_monday, CHART_WEEKS)
+
+
 def repository_detail(request, owner: str, name: str):
     """A repository's cited references, the digests citing it and its weekly merged activity.
 
@@ -169,21 +192,19 @@ def repository_detail(request, owner: str, name: str):
     """
     now = timezone.now()
     repository = REPOSITORY.get_or_404(now=now, full_name=f"{owner}/{name}")
-    repository.topic = TOPIC.get_or_404(pk=repository.topic_id) if repository.topic_id else None
     links = navigation(request)["links"]  # reversed once per process
     page = REPOSITORY_REFERENCES.page(request, now=now, repository=repository.pk)
-    digests = CITING_DIGESTS.fetch(now=now, repository=repository.pk)
-    first_monday = chart_start(CHART_WEEKS)
-    weeks = WEEKLY_MERGES.fetch(now=now, repository=repository.pk, since=week_start(first_monday))
-    chart = weekly_bars(every_week(weeks, first_monday, CHART_WEEKS))
-    shows(request, repository, repository.topic, digests)  # its references: a reference purges repo-<pk>
+    digests = CITING_DIGESTS.fetch(now=now, repository=repository.pk)  # (pk, card_html) rows
+    chart = weekly_bars(weekly_merges(repository.pk, now))
+    # The repository's key covers its references: a change to one purges repo-<pk>.
+    shows(request, repository, repository.topic, printed(Digest, [pk for pk, _ in digests]))
     return render(
         request,
         "digests/repository_detail.html",
         {
             "repository": repository,
             "page": page,
-            "digests": digests,
+            "digest_cards": [card for _, card in digests],
             "chart": chart,
             "feeds": feed_links(
                 f"The Wire: {repository.full_name}", "digests:repository_feed", repository.owner, repository.name

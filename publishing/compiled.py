@@ -20,6 +20,7 @@ import datetime
 import itertools
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
+from django.db.models.query import get_related_populators
 from django.http import Http404
 from django.utils import timezone
 
@@ -51,10 +52,11 @@ class Statement:
 
     `fields` names each value `build` takes and the model field it is compared
     with (which prepares it for the database, as the ORM's lookup would). The
-    queryset must yield plain model instances -- no ``select_related``,
-    ``prefetch_related``, annotations or ``values()`` -- or be a
-    ``values_list()`` (annotations and aggregates allowed), whose rows come back
-    as tuples through the same converters. The current time zone is part of
+    queryset must yield model instances -- ``select_related`` allowed (the
+    related instances are made as ``ModelIterable`` makes them, so one
+    statement reads a row and its parent); no ``prefetch_related``, annotations
+    or ``values()`` -- or be a ``values_list()`` (annotations and aggregates
+    allowed), whose rows come back as tuples through the same converters. The current time zone is part of
     the compiled SQL (``TruncWeek`` and the like), so each zone gets its own.
 
     ``custom_plans=True`` keeps psycopg from preparing the statement (see
@@ -72,15 +74,25 @@ class Statement:
         key = (using, timezone.get_current_timezone_name())
         if key not in self._compiled:
             self._compiled[key] = self._compile(using)
-        sql, slots, model, init_list, converters = self._compiled[key]
+        sql, slots, model, init_list, converters, related = self._compiled[key]
         connection = connections[using]
         prepared = {name: self.fields[name].get_db_prep_value(value, connection) for name, value in values.items()}
         with connection.cursor() as cursor, planned_per_run(connection, self.custom_plans):
+            load_timestamps_natively(cursor)
             cursor.execute(sql, [prepared[slot] if slot else param for slot, param in slots])
             rows = cursor.fetchall()
         if init_list is None:
             return [_converted(row, converters, connection) for row in rows]
-        return [model.from_db(using, init_list, _converted(row, converters, connection)) for row in rows]
+        if not related:
+            return [model.from_db(using, init_list, _converted(row, converters, connection)) for row in rows]
+        instances = []
+        for row in rows:
+            row = _converted(row, converters, connection)
+            instance = model.from_db(using, init_list, row[:len(init_list)])
+            for populator in related:
+                populator.populate(row, instance)
+            instances.append(instance)
+        return instances
 
     def get_or_404(self, using: str = DEFAULT_DB_ALIAS, **values):
         """The one row for these values, or Http404 (``get_object_or_404`` on the compiled queryset)."""
@@ -93,15 +105,17 @@ class Statement:
         raise model.MultipleObjectsReturned(f"get() returned more than one {model._meta.object_name} -- it returned {len(rows)}!")
 
     def _compile(self, using: str):
-        """(SQL, [(value name or None, parameter)], model, attnames, converters) of the stand-in queryset."""
+        """(SQL, [(value name or None, parameter)], model, attnames, converters, related populators)
+        of the stand-in queryset (attnames None for a ``values_list()``)."""
         connection = connections[using]
         stand_ins = {name: stand_in(field) for name, field in self.fields.items()}
         queryset = self.build(**stand_ins)
         query = queryset.query
         rows = queryset._iterable_class is models.query.ValuesListIterable
         assert rows or queryset._iterable_class is models.query.ModelIterable, "model instances or values_list()"
-        assert not queryset._prefetch_related_lookups and not query.select_related and not query.extra_select
+        assert not queryset._prefetch_related_lookups and not query.extra_select
         assert rows or not query.annotation_select
+        assert rows or not queryset._known_related_objects, "no instances from a related manager"
         compiler = query.get_compiler(using=using)
         sql, params = compiler.as_sql()
         by_value = {
@@ -110,9 +124,33 @@ class Statement:
         slots = [(by_value.get(param) if isinstance(param, (str, int, datetime.date)) else None, param)
                  for param in params]
         assert {slot for slot, _ in slots if slot} == set(self.fields), "every value must be a parameter"
-        init_list = None if rows else [column.target.attname for column, _, _ in compiler.select]
         converters = compiler.get_converters([column for column, _, _ in compiler.select])
-        return sql, slots, queryset.model, init_list, converters
+        if rows:
+            return sql, slots, queryset.model, None, converters, []
+        # The queryset's own columns come first (ModelIterable's select_fields), then each related model's.
+        own = compiler.klass_info["select_fields"]
+        assert own == list(range(len(own))), "the model's columns lead the row"
+        init_list = [column.target.attname for column, _, _ in compiler.select[:len(own)]]
+        related = get_related_populators(compiler.klass_info, compiler.select, using)
+        return sql, slots, queryset.model, init_list, converters, related
+
+
+def load_timestamps_natively(cursor) -> None:
+    """On PostgreSQL in UTC, read this cursor's timestamps with psycopg's own loader (C code with
+    psycopg-binary) instead of Django's Python subclass of it, which only re-attaches the tzinfo
+    the session's time zone already gave. An API page has two timestamps a row, a repository page
+    sixty in all; parsing them in Python was a tenth of the request's CPU. Same values, same
+    ``datetime.timezone.utc`` (tests/api/test_list_speedups.py); any other time zone keeps
+    Django's loader. Django checks the connection's loader when it makes a cursor, so the
+    cursor's own is replaced, after that check."""
+    connection = cursor.db
+    if connection.vendor != "postgresql" or connection.timezone is not datetime.timezone.utc:
+        return
+    from psycopg.types.datetime import TimestamptzLoader  # psycopg picks its C version when it has one
+
+    raw = cursor.cursor
+    if raw.connection.info.parameter_status("TimeZone") == "UTC":
+        raw.adapters.register_loader("timestamptz", TimestamptzLoader)
 
 
 @contextlib.contextmanager

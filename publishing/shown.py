@@ -14,3 +14,23 @@ def shows(request, *things) -> None:
         request.shown.extend(things)
     except AttributeError:
         request.shown = list(things)
+
+
+class Printed:
+    """A row a response printed from a ``values_list()`` query: its model and primary key.
+
+    What ``shows`` needs of an instance, without making one (``edge.keys`` reads
+    ``_meta`` and ``pk``): a repository page prints twenty digests' stored cards
+    and nothing else of them.
+    """
+
+    __slots__ = ("_meta", "pk")
+
+    def __init__(self, model, pk):
+        self._meta = model._meta
+        self.pk = pk
+
+
+def printed(model, pks) -> list[Printed]:
+    """The rows of `model` with these primary keys, as ``shows`` takes them."""
+    return [Printed(model, pk) for pk in pks]

@@ -42,6 +42,37 @@ def test_the_compiler_gives_what_statement_compile_reads():
     assert list(inspect.signature(Model.from_db).parameters) == ["db", "field_names", "values"]
 
 
+@pytest.mark.django_db
+def test_select_related_rows_are_built_as_statement_compile_builds_them():
+    """``Statement._compile`` with ``select_related``: ``klass_info["select_fields"]`` are the leading
+    columns, and ``get_related_populators(klass_info, select, db)`` gives objects whose
+    ``populate(row, instance)`` sets the parent from the rest of the row (ModelIterable's own steps)."""
+    from django.db.models.query import get_related_populators
+
+    from digests.models import Repository
+
+    compiler = Repository.objects.select_related("topic").query.get_compiler(using=connection.alias)
+    compiler.as_sql()
+    own = compiler.klass_info["select_fields"]
+    assert own == list(range(len(own))) and len(compiler.select) > len(own)
+    populators = get_related_populators(compiler.klass_info, compiler.select, connection.alias)
+    assert len(populators) == 1
+    assert list(inspect.signature(populators[0].populate).parameters) == ["row", "from_obj"]
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="psycopg's loaders are PostgreSQL's")
+def test_registering_psycopgs_timestamp_loader_gives_its_c_loader():
+    """``publishing.compiled.load_timestamps_natively`` registers ``psycopg.types.datetime.TimestamptzLoader``
+    on a Django cursor; psycopg swaps in its C version (psycopg-binary), which is what makes it pay."""
+    from publishing.compiled import load_timestamps_natively
+
+    with connection.cursor() as cursor:
+        load_timestamps_natively(cursor)
+        loader = cursor.cursor.adapters.get_loader(1184, 0)  # timestamptz, text
+    assert loader.__module__ == "psycopg_binary._psycopg", loader
+
+
 def test_the_redis_cache_client_keeps_its_pools_and_client_class_where_reader_cache_backend_reads_them():
     """``ReusingRedisCacheClient.get_client``: ``_get_connection_pool(write)`` and ``_client(connection_pool=)``."""
     client = RedisCacheClient(["redis://127.0.0.1:6379/15"])

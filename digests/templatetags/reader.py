@@ -1,18 +1,18 @@
 """Template helpers for the reader site: absolute URLs, JSON-LD, pagination links, the page chrome."""
 import functools
 import json
+from html import escape
 
 from django import template
 from django.template.loader import get_template
-from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from publishing import structured_data
-from publishing.dates import long_date, machine_datetime
+from publishing.dates import dated, month_names
 
 register = template.Library()
 
-#: A repository page's reference -- linked or not, merged or not -- as one ``format_html`` each.
+#: A repository page's reference -- linked or not, merged or not -- filled with escaped values (``reference_items``).
 REFERENCE_ITEMS = {
     (True, True): '<li class="reference"><a href="{url}" rel="noopener">{title} <span aria-hidden="true">↗</span></a>'
                   ' <span class="meta">merged <time datetime="{machine}">{merged}</time></span></li>',
@@ -104,15 +104,18 @@ def reference_items(references) -> str:
     """The ``<li>`` of each reference of a repository page (or "No references yet."), escaped.
 
     Written in Python rather than as a template loop: twenty rows of links and
-    two formatted dates each cost the page more than all of its queries.
+    two formatted dates each cost the page more than all of its queries. Every
+    value from the database goes through ``html.escape`` (what ``format_html``
+    applies to a plain string) and the month names are looked up once.
     """
-    items = [_reference_item(reference) for reference in references]
+    months = month_names()[0]
+    items = [_reference_item(reference, months) for reference in references]
     return mark_safe("".join(items)) if items else mark_safe("<li>No references yet.</li>")
 
 
-def _reference_item(reference) -> str:
+def _reference_item(reference, months: tuple[str, ...]) -> str:
     merged = reference.merged_at
-    return format_html(
-        REFERENCE_ITEMS[bool(reference.url), merged is not None], url=reference.url, title=reference.display_title,
-        machine=merged and machine_datetime(merged), merged=merged and long_date(merged),
+    machine, day = dated(merged, months) if merged is not None else ("", "")
+    return REFERENCE_ITEMS[bool(reference.url), merged is not None].format(
+        url=escape(reference.url), title=escape(reference.display_title), machine=escape(machine), merged=escape(day),
     )

@@ -14,8 +14,8 @@ from redis.exceptions import NoScriptError
 
 from digests.factories import DigestFactory
 from digests.models import Digest
-from api import compiled as api_compiled
 from api import responses, throttling
+from publishing.compiled import load_timestamps_natively
 from tests.site.helpers import prepared_statements
 
 UTC = datetime.timezone.utc
@@ -86,7 +86,7 @@ def test_psycopgs_timestamp_loader_reads_what_djangos_reads():
         cursor.execute(sql)
         djangos = cursor.fetchall()
     with connection.cursor() as cursor:
-        api_compiled._load_timestamps_natively(cursor)
+        load_timestamps_natively(cursor)
         assert not type(cursor.cursor.adapters.get_loader(1184, 0)).__module__.startswith("django")  # timestamptz
         cursor.execute(sql)
         natives = cursor.fetchall()

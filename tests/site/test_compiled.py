@@ -276,3 +276,84 @@ def test_a_values_list_statement_gives_the_orm_rows_in_each_time_zone(zone):
         compiled = sorted(WEEKLY_MERGES.fetch(now=NOW, repository=repository.pk, since=since))
     assert compiled == orm
     assert all(isinstance(week, datetime.date) for week, _count in compiled) and sum(n for _w, n in orm) > 90
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="width_bucket is PostgreSQL's; SQLite charts by TruncWeek")
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles", "Australia/Lord_Howe"])
+def test_the_weekly_buckets_are_the_orms_weeks_in_each_time_zone(zone):
+    """The chart's counts by ``width_bucket`` over week edges made in Python: the weeks ``TruncWeek``
+    gives, in zones whose weeks cross daylight-saving changes (Lord Howe's by half an hour), merges
+    on each side of every edge; merges after the last week are left out, as ``every_week`` leaves them."""
+    from digests.factories import DigestReferenceFactory, ReferenceFactory, RepositoryFactory
+    from digests.models import Reference
+    from digests.models.references import bucket_weeks, timestamp_array, week_bounds
+    from digests.views import WEEKLY_BUCKETS
+
+    repository = RepositoryFactory()
+    now = datetime.datetime(2026, 11, 4, 12, tzinfo=datetime.UTC)  # weeks around 2026-11-01 and 2026-10-04
+    with timezone.override(zone):
+        first_monday = timezone.localdate(now) - datetime.timedelta(days=timezone.localdate(now).weekday(), weeks=9)
+        bounds = week_bounds(first_monday, 10)
+        merges = [edge + datetime.timedelta(minutes=shift) for edge in bounds for shift in (-31, -1, 0, 29, 61)]
+    digest = DigestFactory(published_at=now - datetime.timedelta(days=100))
+    for number, merged_at in enumerate(merges, start=1):
+        DigestReferenceFactory(digest=digest, number=number,
+                               reference=ReferenceFactory(repository=repository, merged_at=merged_at))
+    later = now + datetime.timedelta(days=30)  # every merge is in the past
+    with timezone.override(zone):
+        published = Reference.objects.published(later).filter(repository=repository)
+        orm = {week: merged for week, merged in published.merged_weeks(bounds[0])
+               if first_monday <= week < first_monday + datetime.timedelta(weeks=10)}
+        rows = WEEKLY_BUCKETS.fetch(now=later, repository=repository.pk, since=bounds[0],
+                                    bounds=timestamp_array(bounds))
+        by_bucket = dict(bucket_weeks(rows, first_monday, 10))
+        same_query = dict(bucket_weeks(published.merged_in_weeks(bounds[0], timestamp_array(bounds)), first_monday, 10))
+    assert by_bucket == orm == same_query
+    # 11 edges x 5 merges, less the two before the first edge and the three from the last edge on
+    assert sum(orm.values()) == 11 * 5 - 2 - 3 and len(orm) == 10
+
+
+@pytest.mark.django_db
+def test_the_repository_chart_is_merged_per_week_on_every_database():
+    """The page's chart (``weekly_merges``: compiled, by width_bucket on PostgreSQL) is the ORM's
+    ``merged_per_week``, a scheduled digest's references left out until their minute."""
+    from digests.factories import DigestReferenceFactory, ReferenceFactory, RepositoryFactory
+    from digests.models import Reference
+    from digests.views import CHART_WEEKS, weekly_merges
+
+    repository = RepositoryFactory()
+    now = timezone.now()
+    published = DigestFactory(published_at=now - datetime.timedelta(days=1))
+    scheduled = DigestFactory(published_at=now + datetime.timedelta(hours=1))
+    for number, days in enumerate(range(0, 24 * 7, 5), start=1):
+        DigestReferenceFactory(digest=scheduled if number % 4 == 0 else published, number=number, reference=(
+            ReferenceFactory(repository=repository, merged_at=now - datetime.timedelta(days=days, hours=number))))
+    expected = Reference.objects.published(now).filter(repository=repository).merged_per_week(CHART_WEEKS)
+    chart = weekly_merges(repository.pk, now)
+    assert chart == expected and len(chart) == CHART_WEEKS
+    assert 0 < sum(count for _week, count in chart) < len(range(0, 24 * 7, 5))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("with_topic", [True, False])
+def test_a_statement_with_select_related_gives_the_orms_instances_and_their_parents(with_topic):
+    """``select_related`` in a compiled statement: one query, the row and its parent (or None) as the ORM
+    builds them -- the repository page's lookup."""
+    from digests.factories import RepositoryFactory
+    from digests.models import Repository
+
+    repository = RepositoryFactory(topic=TopicFactory() if with_topic else None)
+    statement = Statement(lambda name: Repository.objects.filter(full_name__iexact=name).select_related("topic")
+                          .order_by()[:21], name=Repository._meta.get_field("full_name"))
+    orm = list(Repository.objects.filter(full_name__iexact=repository.full_name.upper()).select_related("topic")[:21])
+    statement.fetch(name="warm/up")  # compiled outside the count
+    sql, compiled = executed(lambda: statement.fetch(name=repository.full_name.upper()))
+    assert len(sql) == 1 and "JOIN" in sql[0]
+    same_instances(compiled, orm)
+    assert compiled[0].topic == orm[0].topic and (compiled[0].topic is None) is not with_topic
+    if with_topic:
+        same_instances([compiled[0].topic], [orm[0].topic])
+        with CaptureQueriesContext(connection) as more:
+            assert compiled[0].topic.name == repository.topic.name
+        assert not more.captured_queries
