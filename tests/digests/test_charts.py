@@ -60,3 +60,30 @@ def test_weekly_counts_are_one_query_whatever_the_number_of_references(django_as
     with django_assert_num_queries(1) as captured:
         references.merged_per_week(WEEKS, today=TODAY)
     assert "GROUP BY" in captured.captured_queries[0]["sql"]  # weeks counted by the database, not in Python
+
+
+#: The chart's markup as the repository page's template wrote it before ``BarChart.figure_html``.
+FIGURE_TEMPLATE = """<figure class="chart">
+    <svg viewBox="0 0 {{ chart.width }} {{ chart.height }}" width="100%" role="img" aria-labelledby="chart-title" class="bar-chart">
+      <title id="chart-title">{{ chart.total }} merged item{{ chart.total|pluralize }} cited over the last {{ chart.bars|length }} weeks, at most {{ chart.peak }} in one week</title>
+      <line x1="0" y1="{{ chart.baseline }}" x2="{{ chart.width }}" y2="{{ chart.baseline }}" class="axis"/>
+      {{ chart.bars_svg }}
+      <text x="0" y="{{ chart.height }}" class="chart-label">{{ chart.first_week|date:"M j" }}</text>
+      <text x="{{ chart.width }}" y="{{ chart.height }}" text-anchor="end" class="chart-label">{{ chart.last_week|date:"M j, Y" }}</text>
+    </svg>
+    <figcaption>Merged items cited by The Wire, per week, over the last {{ chart.bars|length }} weeks (total {{ chart.total }}).</figcaption>
+  </figure>"""
+
+
+@pytest.mark.parametrize("counts", [[0] * 26, [0] * 25 + [1], [3, 0, 12, 1] * 6 + [7, 2], [1500] * 26])
+def test_the_figure_is_what_the_template_wrote(counts):
+    """``figure_html`` prints the template's markup: plurals, the last week's year (the chart ends
+    in January, across a new year), numbers past a thousand."""
+    from django.template import Context, Template
+
+    from digests.charts import weekly_bars
+
+    first = datetime.date(2025, 7, 28)
+    chart = weekly_bars([(first + datetime.timedelta(weeks=i), count) for i, count in enumerate(counts)])
+    assert chart.last_week.year == 2026 and chart.first_week.year == 2025
+    assert chart.figure_html() == Template(FIGURE_TEMPLATE).render(Context({"chart": chart}))
