@@ -20,8 +20,11 @@ from .models.references import bucket_weeks, chart_start, every_week, timestamp_
 
 CHART_WEEKS = 26
 REPOSITORY_DIGESTS = 20
-#: What a repository page lists of each reference (and its sort key): not the bodies written by strangers.
-LISTED_REFERENCE_FIELDS = ["kind", "title", "number", "url", "merged_at", "opened_at"]
+#: What a repository page lists of each reference and its sort key (not the bodies written by strangers),
+#: read as named tuples: a page of model instances cost more than its query.
+LISTED_REFERENCE_FIELDS = ["kind", "title", "number", "url", "merged_at", "opened_at", "id"]
+#: A reference's sort keys that may be empty: an issue is never merged, a seed's commit has no opening date.
+REFERENCE_NULLABLE_KEYS = ("merged_at", "opened_at")
 #: The unfiltered Wire, compiled once per process (publishing.compiled): building its query through
 #: the ORM cost more CPU than the database spent answering it.
 WIRE = Listing(lambda now: Digest.objects.published(now).for_cards(), now=Digest._meta.get_field("published_at"))
@@ -29,8 +32,9 @@ WIRE = Listing(lambda now: Digest.objects.published(now).for_cards(), now=Digest
 #: and the digests citing it, compiled once per process like the Wire.
 REPOSITORY_REFERENCES = Listing(
     lambda now, repository: Reference.objects.published(now).filter(repository=repository)
-    .only(*LISTED_REFERENCE_FIELDS),
-    now=Reference._meta.get_field("first_published_at"), repository=Reference._meta.get_field("repository"),
+    .values_list(*LISTED_REFERENCE_FIELDS, named=True),
+    nullable=REFERENCE_NULLABLE_KEYS, now=Reference._meta.get_field("first_published_at"),
+    repository=Reference._meta.get_field("repository"),
 )
 #: ``get_object_or_404`` of a published repository by its name, any case, with its topic (one statement).
 REPOSITORY = Statement(

@@ -20,7 +20,8 @@ import datetime
 import itertools
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
-from django.db.models.query import get_related_populators
+from django.db.models.query import NamedValuesListIterable, ValuesListIterable, get_related_populators
+from django.db.models.utils import create_namedtuple_class
 from django.http import Http404
 from django.utils import timezone
 
@@ -56,7 +57,8 @@ class Statement:
     related instances are made as ``ModelIterable`` makes them, so one
     statement reads a row and its parent); no ``prefetch_related``, annotations
     or ``values()`` -- or be a ``values_list()`` (annotations and aggregates
-    allowed), whose rows come back as tuples through the same converters. The current time zone is part of
+    allowed), whose rows come back as tuples through the same converters
+    (named tuples for ``named=True``, as the ORM's). The current time zone is part of
     the compiled SQL (``TruncWeek`` and the like), so each zone gets its own.
 
     ``custom_plans=True`` keeps psycopg from preparing the statement (see
@@ -74,13 +76,16 @@ class Statement:
         key = (using, timezone.get_current_timezone_name())
         if key not in self._compiled:
             self._compiled[key] = self._compile(using)
-        sql, slots, model, init_list, converters, related = self._compiled[key]
+        sql, slots, model, init_list, converters, related, row_class = self._compiled[key]
         connection = connections[using]
         prepared = {name: self.fields[name].get_db_prep_value(value, connection) for name, value in values.items()}
         with connection.cursor() as cursor, planned_per_run(connection, self.custom_plans):
             load_timestamps_natively(cursor)
             cursor.execute(sql, [prepared[slot] if slot else param for slot, param in slots])
             rows = cursor.fetchall()
+        if row_class is not None:
+            new = tuple.__new__
+            return [new(row_class, _converted(row, converters, connection)) for row in rows]
         if init_list is None:
             return [_converted(row, converters, connection) for row in rows]
         if not related:
@@ -105,13 +110,14 @@ class Statement:
         raise model.MultipleObjectsReturned(f"get() returned more than one {model._meta.object_name} -- it returned {len(rows)}!")
 
     def _compile(self, using: str):
-        """(SQL, [(value name or None, parameter)], model, attnames, converters, related populators)
-        of the stand-in queryset (attnames None for a ``values_list()``)."""
+        """(SQL, [(value name or None, parameter)], model, attnames, converters, related populators,
+        named tuple class) of the stand-in queryset (attnames None for a ``values_list()``, the
+        class None unless it is ``named=True``)."""
         connection = connections[using]
         stand_ins = {name: stand_in(field) for name, field in self.fields.items()}
         queryset = self.build(**stand_ins)
         query = queryset.query
-        rows = queryset._iterable_class is models.query.ValuesListIterable
+        rows = queryset._iterable_class in (ValuesListIterable, NamedValuesListIterable)
         assert rows or queryset._iterable_class is models.query.ModelIterable, "model instances or values_list()"
         assert not queryset._prefetch_related_lookups and not query.extra_select
         assert rows or not query.annotation_select
@@ -126,13 +132,16 @@ class Statement:
         assert {slot for slot, _ in slots if slot} == set(self.fields), "every value must be a parameter"
         converters = compiler.get_converters([column for column, _, _ in compiler.select])
         if rows:
-            return sql, slots, queryset.model, None, converters, []
+            named = queryset._iterable_class is NamedValuesListIterable
+            names = queryset._fields or [*query.values_select, *query.annotation_select]
+            row_class = create_namedtuple_class(*names) if named else None  # the class the ORM's rows have
+            return sql, slots, queryset.model, None, converters, [], row_class
         # The queryset's own columns come first (ModelIterable's select_fields), then each related model's.
         own = compiler.klass_info["select_fields"]
         assert own == list(range(len(own))), "the model's columns lead the row"
         init_list = [column.target.attname for column, _, _ in compiler.select[:len(own)]]
         related = get_related_populators(compiler.klass_info, compiler.select, using)
-        return sql, slots, queryset.model, init_list, converters, related
+        return sql, slots, queryset.model, init_list, converters, related, None
 
 
 def load_timestamps_natively(cursor) -> None:

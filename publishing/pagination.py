@@ -13,6 +13,7 @@ or ``?cursor=`` is a 404, never a 500 or a silent page 1.
 from dataclasses import dataclass
 
 from django.core import signing
+from django.db import connections
 from django.db.models import Q
 from django.http import Http404
 from django.utils.functional import cached_property
@@ -59,19 +60,37 @@ def _sort_keys(queryset) -> list[tuple[str, bool]]:
     return [(term.lstrip("-"), term.startswith("-")) for term in ordering]
 
 
-def _beyond(keys: list[tuple[str, bool]], values: list, *, forward: bool) -> Q:
+def _beyond(keys: list[tuple[str, bool]], values: list, *, forward: bool, nullable=frozenset(),
+            nulls_largest: bool = True) -> Q:
     """Rows after (``forward``) or before the row whose sort key is `values`, in the listing's order.
 
     ``(a, b) after (x, y)`` is written ``a ≤ x AND (a < x OR (a = x AND b < y))`` for a
     descending order: the redundant first bound lets the database start its index scan
     at the cursor instead of filtering from the top.
+
+    A key named in `nullable` (a reference's ``merged_at``) may hold NULL, which the
+    database sorts as largest (PostgreSQL) or smallest (SQLite: `nulls_largest`).
+    A NULL in the cursor is compared with ``IS NULL``; where NULL rows come after
+    the cursor's value on this walk they are added with ``OR IS NULL``, without
+    the redundant bound -- on PostgreSQL that is the walk towards newer rows.
     """
     (name, descending), value = keys[0], values[0]
-    later = "lt" if descending == forward else "gt"
+    decreasing = descending == forward  # this walk meets larger values first
+    nulls_follow = name in nullable and nulls_largest != decreasing  # NULL rows come after every value
+    rest = (_beyond(keys[1:], values[1:], forward=forward, nullable=nullable, nulls_largest=nulls_largest)
+            if len(keys) > 1 else None)
+    if value is None:
+        values_after = Q(pk__in=[]) if nulls_largest != decreasing else Q(**{f"{name}__isnull": False})
+        return values_after if rest is None else values_after | (Q(**{f"{name}__isnull": True}) & rest)
+    later = "lt" if decreasing else "gt"
     strictly = Q(**{f"{name}__{later}": value})
-    if len(keys) == 1:
+    if nulls_follow:
+        strictly |= Q(**{f"{name}__isnull": True})
+    if rest is None:
         return strictly
-    tie = Q(**{name: value}) & _beyond(keys[1:], values[1:], forward=forward)
+    tie = Q(**{name: value}) & rest
+    if nulls_follow:
+        return strictly | tie
     return Q(**{f"{name}__{later}e": value}) & (strictly | tie)
 
 
@@ -109,11 +128,13 @@ def _position(request, keys) -> tuple[int, bool | None, list | None]:
     return _page_number(request), None, None
 
 
-def _window(queryset, keys, number: int, forward: bool | None, values: list | None, per_page: int):
+def _window(queryset, keys, number: int, forward: bool | None, values: list | None, per_page: int,
+            nullable=frozenset()):
     """The page's rows and one more: after the cursor's row in `forward` order, or at the page's offset."""
     if forward is None:
         return queryset[(number - 1) * per_page : number * per_page + 1]
-    window = queryset.filter(_beyond(keys, values, forward=forward))
+    nulls_largest = connections[queryset.db].features.nulls_order_largest
+    window = queryset.filter(_beyond(keys, values, forward=forward, nullable=nullable, nulls_largest=nulls_largest))
     if not forward:
         window = window.reverse()
     return window[: per_page + 1]
@@ -142,15 +163,16 @@ def _page(rows: list, number: int, forward: bool | None, keys, per_page: int) ->
     )
 
 
-def paginate(request, queryset, per_page: int = PER_PAGE) -> ReaderPage:
+def paginate(request, queryset, per_page: int = PER_PAGE, *, nullable=frozenset()) -> ReaderPage:
     """The page of `queryset` the request asks for: one query, whatever the archive's size.
 
-    `queryset` must be ordered by a unique, non-null key (its own ``order_by`` or the
-    model's ``Meta.ordering``, ending with the primary key).
+    `queryset` must be ordered by a unique key (its own ``order_by`` or the model's
+    ``Meta.ordering``, ending with the primary key); `nullable` names the sort keys
+    that may be NULL in its rows (see ``_beyond``).
     """
     keys = _sort_keys(queryset)
     number, forward, values = _position(request, keys)
-    rows = list(_window(queryset, keys, number, forward, values, per_page))
+    rows = list(_window(queryset, keys, number, forward, values, per_page, frozenset(nullable)))
     return _page(rows, number, forward, keys, per_page)
 
 
@@ -166,14 +188,17 @@ class Listing:
     hand-made URLs go there, and each offset would be a shape of its own.
 
     `build(**values)` returns the listing's ordered queryset; `fields` names each
-    value and the model field it is compared with, and `custom_plans` asks for
-    statements planned for each run's values (see ``compiled.Statement``).
+    value and the model field it is compared with, `custom_plans` asks for
+    statements planned for each run's values (see ``compiled.Statement``) and
+    `nullable` names the sort keys that may be NULL (``paginate``). A cursor at a
+    row with a NULL sort key, rare, is built through the ORM.
     """
 
-    def __init__(self, build, per_page: int = PER_PAGE, *, custom_plans: bool = False, **fields):
+    def __init__(self, build, per_page: int = PER_PAGE, *, custom_plans: bool = False, nullable=(), **fields):
         self.build = build
         self.per_page = per_page
         self.custom_plans = custom_plans
+        self.nullable = frozenset(nullable)
         self.fields = fields
         self._statements = {}
 
@@ -181,8 +206,9 @@ class Listing:
         """What ``paginate(request, build(**values), per_page)`` returns."""
         keys = self.keys
         number, forward, after = _position(request, keys)
-        if forward is None and number > 1:
-            rows = list(_window(self.build(**values), keys, number, None, None, self.per_page))
+        if (forward is None and number > 1) or (after and None in after):
+            # an offset, or a cursor at a row with a NULL sort key: built through the ORM
+            rows = list(_window(self.build(**values), keys, number, forward, after, self.per_page, self.nullable))
         else:
             cursor = {f"after_{index}": value for index, value in enumerate(after or ())}
             rows = self._statement(forward).fetch(**values, **cursor)
@@ -208,7 +234,7 @@ class Listing:
 
             def build(**values):
                 after = [values.pop(f"after_{index}") for index in range(len(keys))] if forward is not None else None
-                return _window(self.build(**values), keys, 1, forward, after, self.per_page)
+                return _window(self.build(**values), keys, 1, forward, after, self.per_page, self.nullable)
 
             self._statements[forward] = Statement(build, custom_plans=self.custom_plans, **fields)
         return self._statements[forward]

@@ -10,6 +10,8 @@ from django.utils.safestring import mark_safe
 from publishing import structured_data
 from publishing.dates import dated, month_names
 
+from ..cards import display_title
+
 register = template.Library()
 
 #: A repository page's reference -- linked or not, merged or not -- filled with escaped values (``reference_items``).
@@ -103,6 +105,9 @@ def post_json_ld(post):
 def reference_items(references) -> str:
     """The ``<li>`` of each reference of a repository page (or "No references yet."), escaped.
 
+    `references` are ``Reference`` instances or rows with their ``kind``,
+    ``title``, ``number``, ``url`` and ``merged_at``.
+
     Written in Python rather than as a template loop: twenty rows of links and
     two formatted dates each cost the page more than all of its queries. Every
     value from the database goes through ``html.escape`` (what ``format_html``
@@ -117,5 +122,6 @@ def _reference_item(reference, months: tuple[str, ...]) -> str:
     merged = reference.merged_at
     machine, day = dated(merged, months) if merged is not None else ("", "")
     return REFERENCE_ITEMS[bool(reference.url), merged is not None].format(
-        url=escape(reference.url), title=escape(reference.display_title), machine=escape(machine), merged=escape(day),
+        url=escape(reference.url), title=escape(display_title(reference.kind, reference.title, reference.number)),
+        machine=escape(machine), merged=escape(day),
     )

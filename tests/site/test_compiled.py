@@ -101,7 +101,7 @@ def pages(listing: Listing, queryset, query: dict, **values):
     """The listing's page and paginate()'s for the same request, with the SQL each ran."""
     request = RequestFactory().get("/", query)
     compiled_sql, compiled = executed(lambda: listing.page(request, **values))
-    orm_sql, orm = executed(lambda: paginate(request, queryset, listing.per_page))
+    orm_sql, orm = executed(lambda: paginate(request, queryset, listing.per_page, nullable=listing.nullable))
     return (compiled_sql, compiled), (orm_sql, orm)
 
 
@@ -357,3 +357,51 @@ def test_a_statement_with_select_related_gives_the_orms_instances_and_their_pare
         with CaptureQueriesContext(connection) as more:
             assert compiled[0].topic.name == repository.topic.name
         assert not more.captured_queries
+
+
+@pytest.mark.django_db
+def test_a_listing_of_named_rows_walks_the_pages_paginate_does():
+    """The repository page's references are named tuples (``values_list(named=True)``): page 1, every
+    cursor forward and back, and ``?page=2`` are paginate()'s rows, of the ORM's own row class. Its sort
+    keys may be NULL (issues are never merged, a seed's commit has no opening date) wherever a page
+    boundary falls: every row is seen once, in the database's order, and each page back is the page before."""
+    from digests.factories import DigestReferenceFactory, ReferenceFactory, RepositoryFactory
+    from digests.views import REPOSITORY_REFERENCES
+
+    repository = RepositoryFactory()
+    digest = DigestFactory(published_at=NOW - datetime.timedelta(days=1))
+    for number in range(1, PER_PAGE * 3 + 6):  # merged in pairs at the same moment: ties broken by id
+        moment = NOW - datetime.timedelta(hours=number // 2)
+        DigestReferenceFactory(digest=digest, number=number, reference=ReferenceFactory(
+            repository=repository, merged_at=None if number % 3 == 0 else moment,
+            opened_at=None if number % 5 < 2 else moment - datetime.timedelta(days=number % 4)))
+    ReferenceFactory(repository=repository)  # never cited: never listed
+    values = {"now": NOW, "repository": repository.pk}
+    queryset = REPOSITORY_REFERENCES.build(**values)
+
+    def same_rows(mine, theirs):
+        (mine_sql, mine_page), (their_sql, their_page) = mine, theirs
+        assert mine_sql == their_sql and len(mine_sql) == 1
+        assert mine_page.object_list == their_page.object_list
+        assert [type(row) for row in mine_page] == [type(row) for row in their_page]
+        assert cursor_payload(mine_page.next_cursor) == cursor_payload(their_page.next_cursor)
+        assert cursor_payload(mine_page.previous_cursor) == cursor_payload(their_page.previous_cursor)
+
+    mine, theirs = pages(REPOSITORY_REFERENCES, queryset, {}, **values)
+    same_rows(mine, theirs)
+    seen = [row.id for row in mine[1]]
+    assert mine[1].object_list[0]._fields == ("kind", "title", "number", "url", "merged_at", "opened_at", "id")
+    cursors_with_null = 0
+    while mine[1].has_next:
+        before = mine[1]
+        cursors_with_null += None in cursor_payload(before.next_cursor)[2]
+        mine, theirs = pages(REPOSITORY_REFERENCES, queryset, {"cursor": before.next_cursor}, **values)
+        same_rows(mine, theirs)
+        seen += [row.id for row in mine[1]]
+        back = pages(REPOSITORY_REFERENCES, queryset, {"cursor": mine[1].previous_cursor}, **values)
+        same_rows(*back)
+        assert back[0][1].object_list == before.object_list
+    assert seen == list(queryset.values_list("id", flat=True))
+    assert len(seen) == len(set(seen)) == PER_PAGE * 3 + 5
+    assert cursors_with_null  # a page boundary fell on a NULL
+    same_rows(*pages(REPOSITORY_REFERENCES, queryset, {"page": "2"}, **values))
