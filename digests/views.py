@@ -42,12 +42,12 @@ REPOSITORY = Statement(
     .select_related("topic").order_by()[:21],
     now=Digest._meta.get_field("published_at"), full_name=Repository._meta.get_field("full_name"),
 )
+#: A repository's published merges per week (``TruncWeek`` in the current zone): the chart on SQLite.
 WEEKLY_MERGES = Statement(
     lambda now, repository, since: Reference.objects.published(now).filter(repository=repository).merged_weeks(since),
     now=Reference._meta.get_field("first_published_at"), repository=Reference._meta.get_field("repository"),
     since=Reference._meta.get_field("merged_at"),
 )
-#: The newest digests citing a repository, as (pk, stored card) rows: the page prints nothing else of them.
 #: The same counts on PostgreSQL, by ``width_bucket`` over the weeks' edges (``merged_in_weeks``).
 WEEKLY_BUCKETS = Statement(
     lambda now, repository, since, bounds: Reference.objects.published(now).filter(repository=repository)
@@ -55,6 +55,7 @@ WEEKLY_BUCKETS = Statement(
     now=Reference._meta.get_field("first_published_at"), repository=Reference._meta.get_field("repository"),
     since=Reference._meta.get_field("merged_at"), bounds=models.CharField(),
 )
+#: The newest digests citing a repository, as (pk, stored card) rows: the page prints nothing else of them.
 CITING_DIGESTS = Statement(
     lambda now, repository: Digest.objects.newest_citing(repository, now).values_list("pk", "card_html")
     [:REPOSITORY_DIGESTS],

@@ -58,8 +58,9 @@ class Statement:
     statement reads a row and its parent); no ``prefetch_related``, annotations
     or ``values()`` -- or be a ``values_list()`` (annotations and aggregates
     allowed), whose rows come back as tuples through the same converters
-    (named tuples for ``named=True``, as the ORM's). The current time zone is part of
-    the compiled SQL (``TruncWeek`` and the like), so each zone gets its own.
+    (named tuples for ``named=True``, as the ORM's). The current time zone is
+    part of the compiled SQL (``TruncWeek`` and the like), so each zone gets its
+    own.
 
     ``custom_plans=True`` keeps psycopg from preparing the statement (see
     ``planned_per_run``), for a query whose best plan depends on its values.
