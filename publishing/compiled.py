@@ -53,10 +53,10 @@ class Statement:
 
     `fields` names each value `build` takes and the model field it is compared
     with (which prepares it for the database, as the ORM's lookup would). The
-    queryset must yield model instances -- ``select_related`` allowed (the
-    related instances are made as ``ModelIterable`` makes them, so one
-    statement reads a row and its parent); no ``prefetch_related``, annotations
-    or ``values()`` -- or be a ``values_list()`` (annotations and aggregates
+    queryset must yield model instances -- ``select_related`` and annotations
+    allowed (the related instances are made, and the annotations set, as
+    ``ModelIterable`` does, so one statement reads a row, its parent and what
+    subqueries add); no ``prefetch_related`` or ``values()`` -- or be a ``values_list()`` (annotations and aggregates
     allowed), whose rows come back as tuples through the same converters
     (named tuples for ``named=True``, as the ORM's). The current time zone is
     part of the compiled SQL (``TruncWeek`` and the like), so each zone gets its
@@ -77,7 +77,7 @@ class Statement:
         key = (using, timezone.get_current_timezone_name())
         if key not in self._compiled:
             self._compiled[key] = self._compile(using)
-        sql, slots, model, init_list, converters, related, row_class = self._compiled[key]
+        sql, slots, model, init_list, converters, related, row_class, annotations = self._compiled[key]
         connection = connections[using]
         prepared = {name: self.fields[name].get_db_prep_value(value, connection) for name, value in values.items()}
         with connection.cursor() as cursor, planned_per_run(connection, self.custom_plans):
@@ -89,12 +89,14 @@ class Statement:
             return [new(row_class, _converted(row, converters, connection)) for row in rows]
         if init_list is None:
             return [_converted(row, converters, connection) for row in rows]
-        if not related:
+        if not related and not annotations:
             return [model.from_db(using, init_list, _converted(row, converters, connection)) for row in rows]
         instances = []
         for row in rows:
             row = _converted(row, converters, connection)
             instance = model.from_db(using, init_list, row[:len(init_list)])
+            for name, position in annotations:
+                setattr(instance, name, row[position])
             for populator in related:
                 populator.populate(row, instance)
             instances.append(instance)
@@ -112,8 +114,8 @@ class Statement:
 
     def _compile(self, using: str):
         """(SQL, [(value name or None, parameter)], model, attnames, converters, related populators,
-        named tuple class) of the stand-in queryset (attnames None for a ``values_list()``, the
-        class None unless it is ``named=True``)."""
+        named tuple class, [(annotation, column)]) of the stand-in queryset (attnames None for a
+        ``values_list()``, the class None unless it is ``named=True``)."""
         connection = connections[using]
         stand_ins = {name: stand_in(field) for name, field in self.fields.items()}
         queryset = self.build(**stand_ins)
@@ -121,7 +123,6 @@ class Statement:
         rows = queryset._iterable_class in (ValuesListIterable, NamedValuesListIterable)
         assert rows or queryset._iterable_class is models.query.ModelIterable, "model instances or values_list()"
         assert not queryset._prefetch_related_lookups and not query.extra_select
-        assert rows or not query.annotation_select
         assert rows or not queryset._known_related_objects, "no instances from a related manager"
         compiler = query.get_compiler(using=using)
         sql, params = compiler.as_sql()
@@ -136,13 +137,14 @@ class Statement:
             named = queryset._iterable_class is NamedValuesListIterable
             names = queryset._fields or [*query.values_select, *query.annotation_select]
             row_class = create_namedtuple_class(*names) if named else None  # the class the ORM's rows have
-            return sql, slots, queryset.model, None, converters, [], row_class
+            return sql, slots, queryset.model, None, converters, [], row_class, []
         # The queryset's own columns come first (ModelIterable's select_fields), then each related model's.
         own = compiler.klass_info["select_fields"]
         assert own == list(range(len(own))), "the model's columns lead the row"
         init_list = [column.target.attname for column, _, _ in compiler.select[:len(own)]]
         related = get_related_populators(compiler.klass_info, compiler.select, using)
-        return sql, slots, queryset.model, init_list, converters, related, None
+        annotations = list(compiler.annotation_col_map.items())  # set on each instance, as ModelIterable does
+        return sql, slots, queryset.model, init_list, converters, related, None, annotations
 
 
 def load_timestamps_natively(cursor) -> None:

@@ -190,6 +190,8 @@ CELERY_BEAT_SCHEDULE = {
     "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_due_feeds", "schedule": 300.0},
     # Outbound webhooks (issue 18): scheduled content coming due, and retries due (durable across restarts).
     "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": 30.0},
+    # The repository charts' tally (digests.models.tallies): publishes add rows, this sums them.
+    "digests-fold-merge-tallies": {"task": "digests.tasks.fold_merge_tallies", "schedule": 300.0},
 }
 
 TAGGIT_CASE_INSENSITIVE = True

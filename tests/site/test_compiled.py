@@ -224,12 +224,12 @@ def test_tag_and_author_listings_are_planned_for_each_run_and_the_posts_listing_
 @pytest.mark.django_db
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="query plans are PostgreSQL's; CI's PostgreSQL pass runs it")
 def test_a_repository_page_reads_its_references_from_the_published_index(client, settings):
-    """Both reference queries of the page (its listing and its chart) can be answered by walking
-    ``reference_published_by_repo``: this repository's rows whose ``first_published_at`` is set;
-    its citing digests, by walking ``digestrepository_published`` in the listing's order.
-    Repositories range from a few references to tens of thousands, and this is what lets one plan
-    (prepared statements included) suit them all; a ``published()`` the partial index cannot
-    serve would show up here as another scan."""
+    """The page's reference listing walks ``reference_published_by_repo`` (this repository's rows
+    whose ``first_published_at`` is set), its chart ``mergetally_repository_week`` (the tally, read
+    in the repository's own statement) and its citing digests ``digestrepository_published`` in the
+    listing's order. Repositories range from a few references to tens of thousands, and this is what
+    lets one plan (prepared statements included) suit them all; a ``published()`` the partial index
+    cannot serve would show up here as another scan."""
     from digests.factories import DigestReferenceFactory, ReferenceFactory, RepositoryFactory
 
     settings.PAGE_CACHE_ENABLED = False
@@ -239,18 +239,19 @@ def test_a_repository_page_reads_its_references_from_the_published_index(client,
                                reference=ReferenceFactory(repository=repository, merged_at=NOW))
     with CaptureQueriesContext(connection) as captured:
         assert client.get(repository.get_absolute_url()).status_code == 200
-    queries = [query["sql"] for query in captured.captured_queries if 'FROM "digests_reference" WHERE' in query["sql"]]
-    assert len(queries) == 2
-    citing = [query["sql"] for query in captured.captured_queries
-              if 'FROM "digests_digest" INNER JOIN "digests_digestrepository"' in query["sql"]]
-    assert len(citing) == 1
+    sql = [query["sql"] for query in captured.captured_queries]
+    listing = [query for query in sql if 'FROM "digests_reference" WHERE' in query]
+    chart = [query for query in sql if 'FROM "digests_mergetally"' in query]
+    citing = [query for query in sql if 'FROM "digests_digest" INNER JOIN "digests_digestrepository"' in query]
+    assert len(listing) == len(chart) == len(citing) == 1
+    assert chart[0].startswith('SELECT "digests_repository"."id"'), "the chart comes with the repository"
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # so tiny tables do not hide which index applies
         cursor.execute("SET LOCAL enable_bitmapscan = off")
         cursor.execute("SET LOCAL enable_sort = off")
-        for sql, index in [*((sql, "reference_published_by_repo") for sql in queries),
-                           (citing[0], "digestrepository_published")]:
-            cursor.execute(f"EXPLAIN {sql}")
+        for query, index in [(listing[0], "reference_published_by_repo"), (chart[0], "mergetally_repository_week"),
+                             (citing[0], "digestrepository_published")]:
+            cursor.execute(f"EXPLAIN {query}")
             plan = "\n".join(row[0] for row in cursor.fetchall())
             assert index in plan, plan
             assert "digests_digestreference" not in plan, plan  # no join through the citations
@@ -315,12 +316,15 @@ def test_the_weekly_buckets_are_the_orms_weeks_in_each_time_zone(zone):
 
 
 @pytest.mark.django_db
-def test_the_repository_chart_is_merged_per_week_on_every_database():
-    """The page's chart (``weekly_merges``: compiled, by width_bucket on PostgreSQL) is the ORM's
-    ``merged_per_week``, a scheduled digest's references left out until their minute."""
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles"])
+def test_the_repository_chart_is_merged_per_week_on_every_database(zone):
+    """The page's chart is the ORM's ``merged_per_week``, a scheduled digest's references left out
+    until their minute: read with the repository from PostgreSQL's tally in UTC, counted live by
+    ``weekly_merges`` (``width_bucket`` on PostgreSQL, ``TruncWeek`` on SQLite) elsewhere."""
     from digests.factories import DigestReferenceFactory, ReferenceFactory, RepositoryFactory
     from digests.models import Reference
-    from digests.views import CHART_WEEKS, weekly_merges
+    from digests.models.tallies import tallied_here
+    from digests.views import CHART_WEEKS, _repository_and_weeks, weekly_merges
 
     repository = RepositoryFactory()
     now = timezone.now()
@@ -329,9 +333,15 @@ def test_the_repository_chart_is_merged_per_week_on_every_database():
     for number, days in enumerate(range(0, 24 * 7, 5), start=1):
         DigestReferenceFactory(digest=scheduled if number % 4 == 0 else published, number=number, reference=(
             ReferenceFactory(repository=repository, merged_at=now - datetime.timedelta(days=days, hours=number))))
-    expected = Reference.objects.published(now).filter(repository=repository).merged_per_week(CHART_WEEKS)
-    chart = weekly_merges(repository.pk, now)
-    assert chart == expected and len(chart) == CHART_WEEKS
+    with timezone.override(zone), CaptureQueriesContext(connection) as captured:
+        expected = Reference.objects.published(now).filter(repository=repository).merged_per_week(CHART_WEEKS)
+        reads = len(captured)
+        shown, chart = _repository_and_weeks(now, repository.full_name)
+        reads = len(captured) - reads
+        live = weekly_merges(repository.pk, now)
+        tallied = tallied_here()
+    assert shown == repository and chart == live == expected and len(chart) == CHART_WEEKS
+    assert reads == (1 if tallied else 2) and tallied == (connection.vendor == "postgresql" and zone == "UTC")
     assert 0 < sum(count for _week, count in chart) < len(range(0, 24 * 7, 5))
 
 
@@ -357,6 +367,37 @@ def test_a_statement_with_select_related_gives_the_orms_instances_and_their_pare
         with CaptureQueriesContext(connection) as more:
             assert compiled[0].topic.name == repository.topic.name
         assert not more.captured_queries
+
+
+@pytest.mark.django_db
+def test_a_statement_with_annotations_sets_them_as_the_orm_does():
+    """Annotations on instances, beside ``select_related``: each instance carries the subquery's value
+    (and the parent still comes from its own columns, after the annotation's) -- what the repository
+    page's statement adds its chart with."""
+    from django.db.models import Count, OuterRef, Subquery
+
+    from digests.factories import DigestReferenceFactory, ReferenceFactory, RepositoryFactory
+    from digests.models import Reference, Repository
+
+    repository = RepositoryFactory(topic=TopicFactory())
+    for number in (1, 2, 3):
+        DigestReferenceFactory(digest=DigestFactory(), number=number,
+                               reference=ReferenceFactory(repository=repository, merged_at=NOW))
+
+    def build(name):
+        merged = (Reference.objects.filter(repository=OuterRef("pk"), merged_at__isnull=False).order_by()
+                  .values("repository").annotate(n=Count("pk")).values("n"))
+        return (Repository.objects.filter(full_name__iexact=name).select_related("topic").order_by()
+                .annotate(merged=Subquery(merged)))[:21]
+
+    statement = Statement(build, name=Repository._meta.get_field("full_name"))
+    orm = list(build(repository.full_name))
+    statement.fetch(name="warm/up")
+    sql, compiled = executed(lambda: statement.fetch(name=repository.full_name))
+    assert len(sql) == 1
+    same_instances(compiled, orm)
+    assert compiled[0].merged == orm[0].merged == 3
+    assert compiled[0].topic.name == orm[0].topic.name == repository.topic.name
 
 
 @pytest.mark.django_db

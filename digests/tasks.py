@@ -1,0 +1,10 @@
+"""Celery tasks of The Wire's data: thin wrappers, scheduled by beat."""
+from celery import shared_task
+
+from .models import MergeTally
+
+
+@shared_task(ignore_result=True)
+def fold_merge_tallies() -> int:
+    """Sum the repository charts' tally rows (``MergeTally.objects.fold``); idempotent, so a run lost costs nothing."""
+    return MergeTally.objects.fold()
