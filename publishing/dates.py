@@ -49,12 +49,13 @@ def machine_datetime(moment: datetime.datetime) -> str:
     return dated(moment)[0]
 
 
-def dated(moment: datetime.datetime, names: tuple[str, ...] | None = None) -> tuple[str, str]:
+def dated(moment: datetime.datetime, names: tuple[str, ...] | None = None, zone=None) -> tuple[str, str]:
     """(``machine_datetime``, ``long_date``) of `moment` from one conversion to the current time zone.
 
     A listing printing many dates passes `names`, the active language's
-    ``month_names()[0]``, looked up once for all of them.
+    ``month_names()[0]``, and `zone`, ``timezone.get_current_timezone()``,
+    looked up once for all of them (each lookup reads a context-local).
     """
-    local = timezone.localtime(moment)
+    local = moment.astimezone(zone) if zone is not None else timezone.localtime(moment)
     names = names or month_names()[0]
     return local.strftime("%Y-%m-%dT%H:%M:%S%z"), f"{names[local.month]} {local.day}, {local.year:04d}"

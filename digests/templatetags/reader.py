@@ -4,7 +4,9 @@ import json
 from html import escape
 
 from django import template
+from django.http import QueryDict
 from django.template.loader import get_template
+from django.utils import timezone
 from django.utils.safestring import mark_safe
 
 from publishing import structured_data
@@ -85,9 +87,10 @@ def page_link(context, page, direction: str) -> str:
     Links carry the page's keyset cursor (see publishing.pagination); the link back
     to page 1 is the plain URL.
     """
-    query = context["request"].GET.copy()
-    query.pop("page", None)
-    query.pop("cursor", None)
+    query = QueryDict(mutable=True)  # the request's, less the position (GET.copy() deep-copies every value)
+    for key, values in context["request"].GET.lists():
+        if key not in ("page", "cursor"):
+            query.setlist(key, values)
     if direction == "next":
         query["cursor"] = page.next_cursor
     elif page.number > 2:
@@ -111,16 +114,16 @@ def reference_items(references) -> str:
     Written in Python rather than as a template loop: twenty rows of links and
     two formatted dates each cost the page more than all of its queries. Every
     value from the database goes through ``html.escape`` (what ``format_html``
-    applies to a plain string) and the month names are looked up once.
+    applies to a plain string) and the month names and time zone are looked up once.
     """
-    months = month_names()[0]
-    items = [_reference_item(reference, months) for reference in references]
+    months, zone = month_names()[0], timezone.get_current_timezone()
+    items = [_reference_item(reference, months, zone) for reference in references]
     return mark_safe("".join(items)) if items else mark_safe("<li>No references yet.</li>")
 
 
-def _reference_item(reference, months: tuple[str, ...]) -> str:
+def _reference_item(reference, months: tuple[str, ...], zone) -> str:
     merged = reference.merged_at
-    machine, day = dated(merged, months) if merged is not None else ("", "")
+    machine, day = dated(merged, months, zone) if merged is not None else ("", "")
     return REFERENCE_ITEMS[bool(reference.url), merged is not None].format(
         url=escape(reference.url), title=escape(display_title(reference.kind, reference.title, reference.number)),
         machine=escape(machine), merged=escape(day),
