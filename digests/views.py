@@ -18,8 +18,8 @@ from publishing.syndication import feed_links
 
 from .charts import weekly_bars
 from .models import Digest, DigestCard, DigestRepository, MergeTally, Reference, Repository, Topic
-from .models.tallies import tallied_here
 from .models.references import bucket_weeks, chart_start, every_week, timestamp_array, week_bounds, week_start
+from .models.tallies import tallied_here
 
 CHART_WEEKS = 26
 REPOSITORY_DIGESTS = 20
@@ -230,7 +230,8 @@ def repository_detail(request, owner: str, name: str):
     Every query is an index walk of this repository's rows alone: the references
     through ``Reference.first_published_at``'s partial index (a busy repository
     has thousands of references, a few percent of them cited), the digests
-    through ``DigestRepository``. Before that column the queries were planned
+    through ``DigestRepository``, the chart through ``MergeTally`` (about a row
+    a week, read with the repository; counted live where there is no tally). Before that column the queries were planned
     per run, as one generic plan made the busiest repository's page twice as
     slow; now one plan suits every repository, and the statements are compiled
     once per process (``publishing.compiled``) like the Wire's.

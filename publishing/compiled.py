@@ -56,11 +56,11 @@ class Statement:
     queryset must yield model instances -- ``select_related`` and annotations
     allowed (the related instances are made, and the annotations set, as
     ``ModelIterable`` does, so one statement reads a row, its parent and what
-    subqueries add); no ``prefetch_related`` or ``values()`` -- or be a ``values_list()`` (annotations and aggregates
-    allowed), whose rows come back as tuples through the same converters
-    (named tuples for ``named=True``, as the ORM's). The current time zone is
-    part of the compiled SQL (``TruncWeek`` and the like), so each zone gets its
-    own.
+    subqueries add); no ``prefetch_related`` or ``values()`` -- or be a
+    ``values_list()`` (annotations and aggregates allowed), whose rows come
+    back as tuples through the same converters (named tuples for
+    ``named=True``, as the ORM's). The current time zone is part of the
+    compiled SQL (``TruncWeek`` and the like), so each zone gets its own.
 
     ``custom_plans=True`` keeps psycopg from preparing the statement (see
     ``planned_per_run``), for a query whose best plan depends on its values.

@@ -11,10 +11,9 @@ import datetime
 import importlib
 
 import pytest
-from django.db import connection
+from django.db import connection, models
 from django.db.models import Count
 from django.db.models.functions import TruncWeek
-from django.db import models
 from django.utils import timezone
 
 from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory, RepositoryFactory
