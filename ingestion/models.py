@@ -226,6 +226,8 @@ class FeedSource(models.Model):
 
     #: A fetched feed is fetched again this long after.
     FETCH_INTERVAL = datetime.timedelta(hours=1)
+    #: A queued fetch holds its feed this long; a fetch lost with a killed worker is queued again after it.
+    FETCH_CLAIM = datetime.timedelta(minutes=15)
     #: The first retry after a failure; each further consecutive failure doubles it, up to RETRY_CAP.
     RETRY_BASE = datetime.timedelta(minutes=5)
     RETRY_CAP = datetime.timedelta(hours=12)

@@ -5,18 +5,20 @@ so a worker never looks for a row that is not there yet. Tasks acknowledge late
 and retry explicitly; the domain code is idempotent, so a repeat is harmless.
 """
 import datetime
-import logging
 
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from publishing import queues
+
 from . import deliveries, drafting, feeds, polling, redelivery
 from .models import FeedSource, TrackedRepository
 
-logger = logging.getLogger(__name__)
-
 TASK_OPTIONS = {"acks_late": True, "max_retries": 5}
+#: What a delivery's or a feed fetch's task id names (``publishing.queues``): sweeps look for them in the queue.
+DELIVERY_WORK = "webhook-delivery"
+FEED_WORK = "feed-fetch"
 
 
 def backoff(task) -> int:
@@ -35,36 +37,30 @@ def process_delivery_task(self, delivery_id: int, force: bool = False) -> str:
 
 @shared_task(**TASK_OPTIONS)
 def sweep_deliveries() -> int:
-    """Queue pending deliveries whose task never reached a worker (e.g. the broker was down).
+    """Queue pending deliveries whose task was lost (a worker killed holding it, Redis restarted, the broker down).
 
-    Not while the queue holds at least as many messages as there are overdue
-    deliveries: in a backlog they are most likely still on their way, and queuing
-    each again every sweep period multiplied the backlog (after a minute of
-    64-connection load, tests/faults/test_load.py, the extra messages held up the
-    next deliveries for over a minute). A delivery that really was lost is queued
-    by the first sweep once the queue is shorter than the overdue list.
+    Overdue (pending ``INGESTION_SWEEP_AFTER`` after they arrived) and not waiting in the
+    queue, by identity (``publishing.queues``): a delivery still waiting behind a backlog is
+    left alone, so a backlog never multiplies, and a lost one is queued by the next sweep
+    whatever else is queued (counting the queue let beat's own tasks outnumber a lost
+    delivery minute after minute: issue 25). Processing is idempotent, so the copy of a task a
+    live worker is still running only finds its delivery done.
     """
-    ids = list(deliveries.pending_for_sweep(settings.INGESTION_SWEEP_AFTER).values_list("pk", flat=True))
-    if not ids or queued_messages() >= len(ids):
+    overdue = list(deliveries.pending_for_sweep(settings.INGESTION_SWEEP_AFTER).values_list("pk", flat=True))
+    if not overdue:
         return 0
-    for delivery_id in ids:
-        process_delivery_task.delay(delivery_id)
-    return len(ids)
+    in_queue = queues.waiting(process_delivery_task.app, DELIVERY_WORK) or set()
+    lost = [delivery_id for delivery_id in overdue if str(delivery_id) not in in_queue]
+    for delivery_id in lost:
+        queue_delivery(delivery_id)
+    return len(lost)
 
 
-def queued_messages() -> int:
-    """Messages waiting in the default queue (0 when tasks run inline, or when the broker cannot say)."""
-    app = sweep_deliveries.app
-    if app.conf.task_always_eager:
-        return 0
-    try:
-        with app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1)
-            return connection.default_channel.queue_declare(queue=app.conf.task_default_queue,
-                                                            passive=True).message_count
-    except Exception:  # kombu's OperationalError, socket errors: then sweep as before
-        logger.warning("Could not read the queue's length; sweeping anyway.", exc_info=True)
-        return 0
+def queue_delivery(delivery_id: int, **options) -> None:
+    """Send ``process_delivery_task`` with an id the sweep recognises in the queue (argsrepr/kwargsrepr:
+    what the worker logs, given so Celery need not saferepr() the arguments)."""
+    process_delivery_task.apply_async((delivery_id,), task_id=queues.task_id(DELIVERY_WORK, delivery_id),
+                                      argsrepr=f"({delivery_id},)", kwargsrepr="{}", **options)
 
 
 @shared_task(bind=True, **TASK_OPTIONS)
@@ -135,14 +131,19 @@ def fetch_feed(source_id: int) -> str:
 def fetch_due_feeds() -> int:
     """Queue a fetch for every feed that is due (hourly, or its retry after a failure).
 
-    Each queued feed's next attempt is moved an interval ahead at once, so the next sweep
-    does not queue it again while the fetch waits for a worker; the fetch then sets it.
+    A queued feed is claimed for ``FeedSource.FETCH_CLAIM``: the next sweeps leave it alone
+    while its fetch waits or runs, and the fetch then sets its next time. A fetch lost with a
+    killed worker is queued again by the first sweep after the claim (it used to wait the
+    hour of the interval); one still waiting in the queue behind a backlog never is
+    (``publishing.queues``).
     """
-    ids = list(FeedSource.objects.due().values_list("pk", flat=True))
-    FeedSource.objects.filter(pk__in=ids).update(next_attempt_at=timezone.now() + FeedSource.FETCH_INTERVAL)
-    for source_id in ids:
-        fetch_feed.delay(source_id)
-    return len(ids)
+    due = list(FeedSource.objects.due().values_list("pk", flat=True))
+    in_queue = (queues.waiting(fetch_feed.app, FEED_WORK) if due else None) or set()
+    lost = [source_id for source_id in due if str(source_id) not in in_queue]
+    FeedSource.objects.filter(pk__in=lost).update(next_attempt_at=timezone.now() + FeedSource.FETCH_CLAIM)
+    for source_id in lost:
+        queue_fetch(source_id)
+    return len(lost)
 
 
 @shared_task(**TASK_OPTIONS)
@@ -150,5 +151,10 @@ def fetch_all_feeds() -> int:
     """Queue a fetch of every enabled feed now, due or not."""
     ids = list(FeedSource.objects.filter(enabled=True).values_list("pk", flat=True))
     for source_id in ids:
-        fetch_feed.delay(source_id)
+        queue_fetch(source_id)
     return len(ids)
+
+
+def queue_fetch(source_id: int) -> None:
+    """Send ``fetch_feed`` with an id the sweep recognises in the queue."""
+    fetch_feed.apply_async((source_id,), task_id=queues.task_id(FEED_WORK, source_id))

@@ -13,7 +13,7 @@ from django.utils import timezone
 from kombu.pools import ProducerPool, producers
 
 from .models import WebhookDelivery
-from .tasks import process_delivery_task
+from .tasks import process_delivery_task, queue_delivery
 
 logger = logging.getLogger(__name__)
 
@@ -65,9 +65,7 @@ def enqueue(delivery_id: int) -> None:
     """
     try:
         with broker_producers(process_delivery_task.app).acquire(block=True, timeout=1) as producer:
-            # argsrepr/kwargsrepr: what the worker logs, given so Celery need not saferepr() the arguments.
-            process_delivery_task.apply_async((delivery_id,), producer=producer, retry=False,
-                                              argsrepr=f"({delivery_id},)", kwargsrepr="{}")
+            queue_delivery(delivery_id, producer=producer, retry=False)
     except Exception:  # kombu's OperationalError, socket errors: whatever the broker throws
         logger.warning("Could not queue delivery %s; the sweep will process it.", delivery_id, exc_info=True)
 

@@ -15,19 +15,24 @@ deliveries is tried, and a delivery is tried only while its row says pending; th
 recorded in the same transaction.
 """
 import json
+import logging
 import random
 import time
 from datetime import timedelta
 
 import httpx
-from celery import signature
+from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from publishing import queues
+
 from . import signing
 from .addresses import RefusedAddress, check_endpoint_url, client
 from .models import TEST_EVENT, Attempt, Delivery, Endpoint, Message
+
+logger = logging.getLogger(__name__)
 
 #: Standard Webhooks' suggested schedule: the delay before each retry (the first try is immediate).
 RETRY_DELAYS = [timedelta(seconds=5), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2),
@@ -41,12 +46,35 @@ EXCERPT_CHARS = 1000
 COUNTDOWN_LIMIT = timedelta(minutes=10)
 
 
-#: Queued by name: outbound/tasks.py wraps this module, so importing it here would close a circle.
-DELIVER_TASK = "outbound.tasks.deliver_endpoint_task"
+#: What an endpoint's delivery task id names (``publishing.queues``): the sweep looks for it in the queue.
+ENDPOINT_WORK = "outbound-endpoint"
+
+
+@shared_task(name="outbound.tasks.deliver_endpoint_task", acks_late=True)
+def deliver_endpoint_task(endpoint_id: int) -> int:
+    """Deliver an endpoint's due messages in order; the attempts record their own failures, so no retry here.
+
+    Defined here, beside what queues it, not in tasks.py: ``events`` queues it through
+    ``fan_out`` and tasks.py imports ``events`` for the sweep, so tasks.py would close a
+    circle. Queuing it by name instead hid the arrow and, where tasks run inline (``make
+    run``, a shell), sent it to a broker nobody reads (issue 25). Its name is the one it
+    always had, so messages already queued still find it.
+    """
+    return deliver_due(endpoint_id)
 
 
 def enqueue(endpoint_id: int, countdown: float | None = None) -> None:
-    signature(DELIVER_TASK, args=(endpoint_id,)).apply_async(countdown=countdown)
+    """Queue the endpoint's delivery task; with the broker down, the sweep queues it once it is back.
+
+    Called after the commit that made the delivery due, which must not fail for it: the row
+    is the durable part (``next_attempt_at``), the task only the fast path.
+    """
+    try:
+        deliver_endpoint_task.apply_async((endpoint_id,), countdown=countdown,
+                                          task_id=queues.task_id(ENDPOINT_WORK, endpoint_id))
+    except Exception:  # kombu's OperationalError, socket errors: whatever the broker throws
+        logger.warning("Could not queue outbound delivery to endpoint %s; the sweep will.", endpoint_id,
+                       exc_info=True)
 
 
 def fan_out(message: Message) -> list[Delivery]:
@@ -184,11 +212,17 @@ def note_failure(endpoint: Endpoint, attempt: Attempt, moment) -> None:
 
 
 def sweep(now=None) -> int:
-    """Queue every enabled endpoint whose oldest pending delivery is due (the durable path); returns how many."""
-    ids = list(Endpoint.objects.with_head_due(now or timezone.now()).values_list("pk", flat=True))
-    for endpoint_id in ids:
+    """Queue every enabled endpoint whose oldest pending delivery is due (the durable path); returns how many.
+
+    Not an endpoint whose task already waits in the queue (``publishing.queues``): in a
+    backlog, a sweep every 30 s would otherwise add a message per endpoint each time.
+    """
+    due = list(Endpoint.objects.with_head_due(now or timezone.now()).values_list("pk", flat=True))
+    in_queue = queues.waiting(deliver_endpoint_task.app, ENDPOINT_WORK) if due else set()
+    lost = [endpoint_id for endpoint_id in due if str(endpoint_id) not in (in_queue or set())]
+    for endpoint_id in lost:
         enqueue(endpoint_id)
-    return len(ids)
+    return len(lost)
 
 
 def retry_now(deliveries) -> int:

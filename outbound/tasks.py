@@ -1,15 +1,16 @@
-"""Celery tasks: thin wrappers taking ids (see outbound/delivery.py for the why of each)."""
+"""Celery tasks: thin wrappers taking ids (see outbound/delivery.py for the why of each).
+
+``deliver_endpoint_task`` lives in delivery.py (its docstring says why) and is imported here so
+that every process that loads the app's tasks registers it.
+"""
 from celery import shared_task
 
 from . import delivery, events
+from .delivery import deliver_endpoint_task
+
+__all__ = ["deliver_endpoint_task", "sweep_outbound"]
 
 TASK_OPTIONS = {"acks_late": True}
-
-
-@shared_task(**TASK_OPTIONS)
-def deliver_endpoint_task(endpoint_id: int) -> int:
-    """Deliver an endpoint's due messages in order; the attempts record their own failures, so no retry here."""
-    return delivery.deliver_due(endpoint_id)
 
 
 @shared_task(**TASK_OPTIONS)

@@ -171,7 +171,6 @@ INGESTION_LABEL_PRIORITIES = [
     ("feature", "plan"),
     ("enhancement", "plan"),
 ]
-# A pending delivery older than this is re-queued by the sweep (it never reached a worker).
 # Failed GitHub deliveries (issue 17): how far back the hook's delivery log is read, and how long
 # before the same GUID may be requested again (ingestion/redelivery.py). GitHub keeps 3 days.
 INGESTION_REDELIVERY_LOOKBACK = int(os.environ.get("INGESTION_REDELIVERY_LOOKBACK", str(24 * 3600)))
@@ -179,17 +178,21 @@ INGESTION_REDELIVERY_WINDOW = int(os.environ.get("INGESTION_REDELIVERY_WINDOW", 
 # The GitHub token's one-poll-at-a-time lock is a lease this long, renewed while its holder lives:
 # a worker killed mid-poll blocks polls and redelivery for at most this many seconds.
 INGESTION_TOKEN_LEASE = int(os.environ.get("INGESTION_TOKEN_LEASE", "90"))
-INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "60"))
+# A delivery still pending this long after it arrived, and not waiting in the queue, was lost (a worker
+# killed holding it, Redis restarted): the sweep, every INGESTION_SWEEP_EVERY, queues it again.
+INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "15"))
+INGESTION_SWEEP_EVERY = float(os.environ.get("INGESTION_SWEEP_EVERY", "10"))
+# Sweeps expire after their period: with the workers away, beat's copies would otherwise pile up.
 CELERY_BEAT_SCHEDULE = {
     "ingestion-dispatch-due-polls": {"task": "ingestion.tasks.dispatch_due_polls", "schedule": 60.0},
-    "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries",
-                                   "schedule": float(os.environ.get("INGESTION_SWEEP_EVERY", "60"))},
+    "ingestion-sweep-deliveries": {"task": "ingestion.tasks.sweep_deliveries", "schedule": INGESTION_SWEEP_EVERY,
+                                   "options": {"expires": INGESTION_SWEEP_EVERY}},
     "ingestion-redeliver-failed": {"task": "ingestion.tasks.redeliver_failed_deliveries",
                                    "schedule": float(os.environ.get("INGESTION_REDELIVERY_EVERY", "300"))},
     # Feeds due now: hourly after a success, sooner with backoff after a failure (FeedSource.retry_delay).
     "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_due_feeds", "schedule": 300.0},
     # Outbound webhooks (issue 18): scheduled content coming due, and retries due (durable across restarts).
-    "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": 30.0},
+    "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": 30.0, "options": {"expires": 30.0}},
     # The repository charts' tally (digests.models.tallies): publishes add rows, this sums them.
     "digests-fold-merge-tallies": {"task": "digests.tasks.fold_merge_tallies", "schedule": 300.0},
 }

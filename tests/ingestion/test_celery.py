@@ -10,7 +10,8 @@ from celery.contrib.testing.worker import start_worker
 
 from digests.models import Reference
 from ingestion.models import IngestionRun, WebhookDelivery
-from ingestion.tasks import process_delivery_task, sweep_deliveries
+from ingestion.tasks import DELIVERY_WORK, process_delivery_task, sweep_deliveries
+from publishing import queues
 from repojournal.celery import app
 
 from .conftest import fixture_payload
@@ -113,7 +114,7 @@ def test_delivery_goes_from_the_endpoint_through_the_broker_to_a_reference(worke
     print(f"\nwebhook -> broker -> worker -> reference in {elapsed:.2f} s")
 
 
-def test_the_sweep_adds_nothing_while_the_overdue_deliveries_may_still_be_queued(tracked, post_webhook, settings):
+def test_the_sweep_adds_nothing_while_the_overdue_deliveries_wait_in_the_queue(tracked, post_webhook, settings):
     """No worker runs: three deliveries wait in the queue, overdue. A backlog is not a loss."""
     try:
         for number in range(3):
@@ -126,6 +127,30 @@ def test_the_sweep_adds_nothing_while_the_overdue_deliveries_may_still_be_queued
         purge_queue()  # the three messages are lost (as if Redis had dropped them)
         assert sweep_deliveries() == 3
         assert queue_length() == 3
+        assert sweep_deliveries() == 0, "queued once: the next sweep finds them waiting"
+    finally:
+        purge_queue()
+
+
+def test_a_lost_delivery_is_queued_by_the_next_sweep_whatever_else_is_queued(tracked, post_webhook, settings):
+    """Beat's own tasks and other deliveries fill the queue; the one a killed worker held is missing from it.
+
+    Counting the queue left such a delivery waiting as long as the queue held as many
+    messages as there were overdue deliveries (issue 25: 553 s); its identity says it is lost.
+    """
+    try:
+        for number in range(2):
+            assert post_webhook("pull_request", merged_pull_request(), guid=f"waiting-{number}").status_code == 202
+        for _ in range(5):
+            sweep_deliveries.delay()  # what beat publishes meanwhile
+        with app.connection_for_write() as connection:  # a worker takes the oldest message, then dies with it
+            taken = connection.default_channel.client.rpop(app.conf.task_default_queue)
+        assert taken is not None and queue_length() == 6
+        settings.INGESTION_SWEEP_AFTER = 0
+        assert sweep_deliveries() == 1
+        assert queue_length() == 7
+        requeued = WebhookDelivery.objects.get(guid="waiting-0").pk
+        assert str(requeued) in queues.waiting(app, DELIVERY_WORK)
     finally:
         purge_queue()
 

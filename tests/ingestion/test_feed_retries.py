@@ -18,7 +18,7 @@ FEED = "/feeds/flaky.xml"
 @pytest.fixture
 def run_in_process(monkeypatch):
     """The sweep's queued fetches run here, as a worker would run them (the broker is tested in test_celery)."""
-    monkeypatch.setattr(tasks.fetch_feed, "delay", lambda *args: tasks.fetch_feed.apply(args=args, throw=True))
+    monkeypatch.setattr(tasks, "queue_fetch", lambda source_id: tasks.fetch_feed.apply(args=[source_id], throw=True))
 
 
 def test_a_failing_feed_is_retried_with_backoff_until_it_succeeds(httpserver, run_in_process):
@@ -74,3 +74,18 @@ def test_the_admin_shows_the_last_error(httpserver, admin_client):
     assert "not a feed" in listing
     page = admin_client.get(f"/admin/ingestion/feedsource/{source.pk}/change/").content.decode()
     assert "not a feed" in page and "Fetches failed in a row" in page
+
+
+def test_a_fetch_lost_with_its_worker_is_queued_again_after_the_claim_not_the_hour(monkeypatch):
+    """The sweep claims the feed and queues its fetch; the worker dies with it. Within the claim the
+    next sweeps leave it alone, after it the feed is queued again (it used to wait FETCH_INTERVAL)."""
+    queued = []
+    monkeypatch.setattr(tasks, "queue_fetch", queued.append)  # the fetch never runs: lost
+    source = FeedSource.objects.create(url="https://example.org/feed")
+    assert tasks.fetch_due_feeds() == 1
+    assert tasks.fetch_due_feeds() == 0
+    source.refresh_from_db()
+    assert source.next_attempt_at <= timezone.now() + FeedSource.FETCH_CLAIM < timezone.now() + FeedSource.FETCH_INTERVAL
+    FeedSource.objects.filter(pk=source.pk).update(next_attempt_at=timezone.now() - datetime.timedelta(seconds=1))
+    assert tasks.fetch_due_feeds() == 1
+    assert queued == [source.pk, source.pk]

@@ -66,3 +66,29 @@ def test_a_due_delivery_whose_task_was_lost_is_sent_by_the_sweep(worker, receive
     sweep_outbound.delay()
     wait_for(lambda: receiver.received, ARRIVAL_SECONDS * 2)
     assert receiver.verified(endpoint.whsec)[0]["data"]["title"] == "Lost task"
+
+
+def test_the_sweep_queues_a_due_endpoint_once_however_often_it_runs(receiver):
+    """No worker: the endpoint's task waits in the queue, so sweeps add nothing; lost, the next sweep queues it once."""
+    from outbound import delivery
+
+    app.control.purge()
+    try:
+        Endpoint.objects.create(url=receiver.url)
+        PostFactory(title="Waiting")  # queues the endpoint's task on commit
+        assert queued_for_endpoints() == 1
+        assert [delivery.sweep(), delivery.sweep()] == [0, 0]
+        app.control.purge()  # the message is lost (Redis restarted without its data)
+        assert [delivery.sweep(), delivery.sweep()] == [1, 0]
+        assert queued_for_endpoints() == 1
+    finally:
+        app.control.purge()
+
+
+def queued_for_endpoints() -> int:
+    from outbound.delivery import ENDPOINT_WORK
+    from publishing import queues
+
+    with app.connection_for_read() as connection:
+        client = connection.default_channel.client
+        return len(queues._ids_in(client, app.conf.task_default_queue, f"{ENDPOINT_WORK}:"))
