@@ -1,5 +1,6 @@
 """Throttles per client address and per token, with rates from settings.API_THROTTLE_RATES."""
 import hashlib
+import logging
 import os
 import time
 
@@ -7,9 +8,11 @@ from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.http import HttpRequest
 from ninja.throttling import SimpleRateThrottle
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisError
 
 from accounts.models import ApiToken
+
+logger = logging.getLogger(__name__)
 
 
 #: The sliding-window log of SimpleRateThrottle as one atomic Redis command: drop the requests
@@ -42,6 +45,13 @@ class SettingsRateThrottle(SimpleRateThrottle):
         self.scope = scope
 
     def allow_request(self, request: HttpRequest) -> bool:
+        """Whether the request is within the rate; also when the cache is down (``cache_down``)."""
+        try:
+            return self._allow(request)
+        except RedisError:
+            return cache_down(self.scope)
+
+    def _allow(self, request: HttpRequest) -> bool:
         self.rate = settings.API_THROTTLE_RATES[self.scope]
         self.num_requests, self.duration = _parsed_rate(self, self.rate)
         backend = caches[DEFAULT_CACHE_ALIAS]
@@ -64,6 +74,13 @@ class SettingsRateThrottle(SimpleRateThrottle):
         count = answer[1]
         self.history = [self.now] * (count - 1) + [float(answer[2])] if count else []
         return self.throttle_failure()
+
+
+def cache_down(scope: str) -> bool:
+    """A throttle whose counts are unreachable lets the request through: a Redis restart must not take
+    the API down with it (issue 25), and a few seconds unthrottled cost less than refusing every client."""
+    logger.warning("The cache is unreachable: the %s throttle lets requests through until it is back.", scope)
+    return True
 
 
 #: rate -> (requests, seconds): ninja's parse_rate, once per rate rather than once per request.
@@ -120,18 +137,25 @@ class FailureThrottle(PerIPThrottle):
         return f"{self.get_cache_key(request)}_{int(now // duration)}", limit, duration - now % duration
 
     def blocked(self, request: HttpRequest) -> int | None:
-        """Seconds until this address may try again, or None if it may now."""
+        """Seconds until this address may try again, or None if it may now (or the count is unreachable)."""
         key, limit, left = self._window(request)
-        return max(int(left) + 1, 1) if caches[DEFAULT_CACHE_ALIAS].get(key, 0) >= limit else None
+        try:
+            used = caches[DEFAULT_CACHE_ALIAS].get(key, 0)
+        except RedisError:
+            return None if cache_down(self.scope) else 1
+        return max(int(left) + 1, 1) if used >= limit else None
 
     def record(self, request: HttpRequest) -> None:
         key, _limit, left = self._window(request)
         cache = caches[DEFAULT_CACHE_ALIAS]
-        cache.add(key, 0, int(left) + 1)
         try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, int(left) + 1)
+            cache.add(key, 0, int(left) + 1)
+            try:
+                cache.incr(key)
+            except ValueError:  # expired between add and incr
+                cache.set(key, 1, int(left) + 1)
+        except RedisError:
+            cache_down(self.scope)
 
 
 def throttles(kind: str) -> list[SettingsRateThrottle]:

@@ -1,0 +1,51 @@
+"""What a request gets while the database is away: 503 with ``Retry-After``, never a 500.
+
+PostgreSQL restarting or failing over raises ``OperationalError`` / ``InterfaceError`` from
+whatever query a view runs. As a 500 it told clients the request was wrong and was logged
+as a bug; it is an outage, and a retry soon will work. So: ``503 Service Unavailable``,
+``Retry-After`` (``OUTAGE_RETRY_AFTER`` seconds), ``Cache-Control: no-store`` (no cache may
+keep it), JSON under ``/api/`` and a short page elsewhere. Reads are mostly served by the
+edge meanwhile (it holds the pages, and serves them stale while ``/health/ready/`` fails:
+deploy/varnish/default.vcl); writes -- the admin, the API, webhooks (which answer their
+own 503: ingestion/views.py) -- get this and are retried by their clients. docs/operations.md
+"Failure modes" has the table.
+"""
+import logging
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse, JsonResponse
+from django.template import loader
+from django.utils.cache import add_never_cache_headers
+
+from api.errors import ErrorOut
+
+logger = logging.getLogger(__name__)
+
+
+class DatabaseOutageMiddleware:
+    """Turns a lost database connection raised by a view into a 503 (placed last: asked first)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, (OperationalError, InterfaceError)):
+            return None
+        logger.warning("%s %s answered 503: the database is unavailable (%s).", request.method, request.path,
+                       exception)
+        return unavailable(request)
+
+
+def unavailable(request) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        detail = "The database is unavailable; retry shortly."
+        response = JsonResponse(ErrorOut(detail=detail).model_dump(), status=503)  # the API's one error shape
+    else:
+        response = HttpResponse(loader.render_to_string("503.html"), status=503)
+    response["Retry-After"] = str(settings.OUTAGE_RETRY_AFTER)
+    add_never_cache_headers(response)
+    return response
