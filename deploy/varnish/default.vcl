@@ -7,13 +7,15 @@ import directors;
 import std;
 import xkey;
 
-# The app's health endpoint (django-health-check: database, cache, broker). A backend is
+# Liveness: the process answers (/health/live/ asks no dependency, repojournal/health.py). The edge
+# routes by it alone: an instance whose Redis or PostgreSQL is away still stores webhook deliveries
+# or answers a 503 with Retry-After itself, so neither outage takes it out of the edge (a probe of
+# every dependency turned a Redis restart into 503s for every uncached request). A backend is
 # healthy while 2 of the last 3 probes answered 200; it starts healthy so `make up` serves at once.
-probe health {
+probe live {
     .request =
-        "GET /health/?format=text HTTP/1.1"
+        "GET /health/live/ HTTP/1.1"
         "Host: localhost"
-        "Accept: text/plain"
         "Connection: close";
     .expected_response = 200;
     .interval = 1s;
@@ -23,10 +25,27 @@ probe health {
     .initial = 2;
 }
 
+# Readiness for pages: can the instance read its database (/health/ready/)? Not for routing
+# (app1_database and app2_database receive no request but this probe): while no instance can,
+# the edge serves what it holds for as long as the page's stale-if-error allows (vcl_recv).
+probe ready {
+    .request =
+        "GET /health/ready/?format=text HTTP/1.1"
+        "Host: localhost"
+        "Accept: text/plain"
+        "Connection: close";
+    .expected_response = 200;
+    .interval = 2s;
+    .timeout = 2s;
+    .window = 3;
+    .threshold = 2;
+    .initial = 2;
+}
+
 backend app1 {
     .host = "127.0.0.1";
     .port = "8001";
-    .probe = health;
+    .probe = live;
     .connect_timeout = 1s;
     .first_byte_timeout = 30s;
 }
@@ -34,9 +53,21 @@ backend app1 {
 backend app2 {
     .host = "127.0.0.1";
     .port = "8002";
-    .probe = health;
+    .probe = live;
     .connect_timeout = 1s;
     .first_byte_timeout = 30s;
+}
+
+backend app1_database {
+    .host = "127.0.0.1";
+    .port = "8001";
+    .probe = ready;
+}
+
+backend app2_database {
+    .host = "127.0.0.1";
+    .port = "8002";
+    .probe = ready;
 }
 
 # Who may purge: the app servers (their Celery workers send the purges). Anyone else gets 405.
@@ -49,6 +80,10 @@ sub vcl_init {
     new app = directors.round_robin();
     app.add_backend(app1);
     app.add_backend(app2);
+    # Healthy while any instance reads its database: std.healthy() asks it, nothing is sent through it.
+    new database = directors.fallback();
+    database.add_backend(app1_database);
+    database.add_backend(app2_database);
 }
 
 sub vcl_recv {
@@ -85,10 +120,10 @@ sub vcl_recv {
     # them so the page is shared and Django sees an anonymous request.
     unset req.http.Cookie;
 
-    # stale-while-revalidate: while the app is healthy, a stale page is served for at most 60 s
-    # while it is refetched. While no backend is healthy, the object's whole grace applies
-    # (stale-if-error, set in vcl_backend_response).
-    if (std.healthy(req.backend_hint)) {
+    # stale-while-revalidate: while the app can render pages, a stale page is served for at most
+    # 60 s while it is refetched. While no instance answers, or none can read its database, the
+    # object's whole grace applies (stale-if-error, set in vcl_backend_response).
+    if (std.healthy(req.backend_hint) && std.healthy(database.backend())) {
         set req.grace = 60s;
     }
     return (hash);

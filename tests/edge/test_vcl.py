@@ -73,3 +73,35 @@ def test_only_the_purgers_may_purge(tmp_path):
         varnish.terminate()
         varnish.wait(timeout=30)
         time.sleep(0.1)
+
+
+@needs_varnish
+def test_an_instance_whose_dependencies_are_away_stays_in_the_edge(tmp_path, httpserver):
+    """The app as it is while Redis is down: /health/ (every dependency) fails, /health/live/ answers.
+
+    The edge must keep sending it requests -- a webhook stored in PostgreSQL answers 202 without
+    Redis -- instead of marking it sick and answering 503 itself (issue 25: 189 of 300
+    deliveries refused by the edge during a 15 s Redis restart).
+    """
+    httpserver.expect_request("/health/live/").respond_with_data("live\n")
+    httpserver.expect_request("/health/ready/").respond_with_data("Database: OK\n")
+    httpserver.expect_request("/health/").respond_with_data("Cache: unavailable\n", status=500)
+    httpserver.expect_request("/webhooks/github", method="POST").respond_with_json({"status": "queued"}, status=202)
+    (tmp_path / "default.vcl").write_text(rendered((str(httpserver.port), str(httpserver.port))))
+    port = free_port()
+    varnish = subprocess.Popen(
+        ["varnishd", "-F", "-j", "none", "-a", f"127.0.0.1:{port}", "-f", str(tmp_path / "default.vcl"),
+         "-n", str(tmp_path / "work"), "-s", "malloc,16m", "-T", "127.0.0.1:0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        def probed_three_times():  # by then a probe of /health/ would have marked the instance sick
+            return sum(request.path.startswith("/health/") for request, _ in httpserver.log) >= 6
+
+        assert wait_for(probed_three_times, 30, interval=0.2), "varnishd did not probe the instance"
+        answers = [httpx.post(f"http://127.0.0.1:{port}/webhooks/github", content=b"{}", timeout=5).status_code
+                   for _ in range(5)]
+        assert answers == [202] * 5
+    finally:
+        varnish.terminate()
+        varnish.wait(timeout=30)
