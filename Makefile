@@ -55,7 +55,7 @@ bench-quick:
 # The production topology on this machine (issue 16, docs/deployment.md): Varnish on 127.0.0.1:8080
 # in front of two gunicorn instances, two Celery workers and one beat, under supervisord.
 # DATABASE_URL / REDIS_URL are respected; defaults: local PostgreSQL db "repojournal", Redis db 1.
-.PHONY: up down status
+.PHONY: up down status manage
 up: install
 	deploy/services.sh
 	$(BIN)/python deploy/topology.py up
@@ -65,3 +65,8 @@ down:
 
 status:
 	$(BIN)/python deploy/topology.py status
+
+# Any management command with the topology's environment, e.g. make manage ARGS="shell" or
+# make manage ARGS="purge_edge --all" (production settings, its database, Redis and edge).
+manage: install
+	$(BIN)/python deploy/topology.py manage $(ARGS)

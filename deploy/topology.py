@@ -1,4 +1,4 @@
-"""Start, stop and inspect the production topology on one machine (`make up|down|status`).
+"""Start, stop and inspect the production topology on one machine (`make up|down|status|manage`).
 
 Varnish in front of two gunicorn instances, two Celery workers and one beat, all under
 supervisord (deploy/supervisord.conf). Everything that differs between machines or between
@@ -53,6 +53,7 @@ def secret_key(directory: Path) -> str:
         return os.environ["DJANGO_SECRET_KEY"]
     path = directory / "secret_key"
     if not path.exists():
+        directory.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_urlsafe(50))
         path.chmod(0o600)
     return path.read_text().strip()
@@ -194,11 +195,21 @@ def status() -> int:
     return code or (0 if health == 200 else 1)
 
 
+def manage_command(arguments: list[str]) -> int:
+    """`make manage ARGS="..."`: a management command with the environment the topology's programs have
+    (production settings, the run dir's secret key, the topology's database, Redis and edge)."""
+    return subprocess.run([sys.executable, str(PROJECT_DIR / "manage.py"), *arguments], env=environment(),
+                          cwd=PROJECT_DIR).returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["up", "down", "status", "render"])
+    parser.add_argument("command", choices=["up", "down", "status", "render", "manage"])
     parser.add_argument("--no-prepare", action="store_true", help="skip migrate and collectstatic")
+    parser.add_argument("arguments", nargs=argparse.REMAINDER, help="manage: the management command and its options")
     args = parser.parse_args(argv)
+    if args.command == "manage":
+        return manage_command(args.arguments)
     if args.command == "up":
         return up(prepare=not args.no_prepare)
     if args.command == "down":

@@ -1,11 +1,17 @@
-"""Purges that follow content: model signals -> keys (``edge.affected``) -> a Celery task after commit.
+"""Purges that follow content: model signals -> keys (``edge.affected``) -> a durable purge row (``edge.outbox``).
 
-The keys of one transaction are gathered and sent once, when it commits (a
-rolled-back write purges nothing; a purge sent before the commit would let the
-edge refetch the old page). A post or digest published for a later time is
-purged again at that time (``apply_async(eta=...)``), and the beat sweep
-(``edge.scheduling``) catches any such moment a task missed. With
-``EDGE_PURGE_BACKEND = "none"`` (development, tests) nothing is computed at all.
+The keys of one transaction go into one row, written in that transaction and sent
+once it commits (a rolled-back write purges nothing; a purge sent before the commit
+would let the edge refetch the old page). A post or digest published for a later
+time is purged again at that time (``apply_async(eta=...)``), and the beat sweep
+(``edge.scheduling``) catches any such moment a task missed.
+
+Which processes record purges (``enabled``): every one that has an edge configured,
+and every one that shares a broker with workers (``EDGE_RECORD_PURGES``, on with
+``REDIS_URL``) -- the worker that sends a purge decides where it goes, so an edit
+from a maintenance shell or a cron job reaches the topology's edge although its own
+settings name none (issue 25: such an edit never reached the edge). Only a process
+with neither (``make run``: tasks inline, no edge) computes nothing.
 """
 from django.conf import settings
 from django.db import transaction
@@ -19,28 +25,18 @@ from publishing.signals import content_changed
 from publishing.workflow import Status
 from reader import public_changes
 
-from . import affected
+from . import affected, outbox
 from .keys import keys_of
 
 
 def enabled() -> bool:
-    return settings.EDGE_PURGE_BACKEND != "none"
+    """Whether writes here record purges: with an edge configured, or a broker shared with workers."""
+    return settings.EDGE_PURGE_BACKEND != "none" or settings.EDGE_RECORD_PURGES
 
 
 def purge_after_commit(keys) -> None:
-    """Send `keys` to the edge once the current transaction commits (at once outside one)."""
-    from .tasks import purge_keys
-
-    connection = transaction.get_connection()
-    pending = connection.__dict__.setdefault("edge_pending_keys", set())
-    pending.update(keys)
-
-    def send():
-        gathered = connection.__dict__.pop("edge_pending_keys", None)
-        if gathered:
-            purge_keys.delay(sorted(gathered))
-
-    transaction.on_commit(send, robust=True)  # an edge or broker down must not fail the editor's save
+    """Purge `keys` once the current transaction commits (at once outside one); durable (``edge.outbox``)."""
+    outbox.record(keys)
 
 
 def remember_before(sender, instance, raw=False, **kwargs) -> None:

@@ -19,18 +19,26 @@ ISSUE_ACTIONS = {"opened", "closed"}
 ZERO_SHA = "0" * 40
 
 
+#: Tries of a delivery that fails: the first, then one after each of RETRY_DELAYS.
+RETRY_DELAYS = [datetime.timedelta(seconds=30 * 2**n) for n in range(5)]  # 30 s, 1, 2, 4, 8 min
+
+
 def pending_for_sweep(older_than_seconds: int):
-    """Pending deliveries that should have been processed by now (their task was lost or never sent)."""
-    cutoff = timezone.now() - datetime.timedelta(seconds=older_than_seconds)
-    return WebhookDelivery.objects.filter(state=State.PENDING, received_at__lte=cutoff)
+    """What the sweep queues: deliveries whose task was lost or never sent, and failed ones whose retry is due."""
+    return WebhookDelivery.objects.lost_or_due(datetime.timedelta(seconds=older_than_seconds))
+
+
+def retry_at(attempts: int):
+    """When a delivery that failed for the ``attempts``-th time is tried again; None after the last try."""
+    return timezone.now() + RETRY_DELAYS[attempts - 1] if attempts <= len(RETRY_DELAYS) else None
 
 
 def process_delivery(delivery_id: int, *, force: bool = False) -> WebhookDelivery | None:
     """Process one stored delivery into References, recording an IngestionRun.
 
     Skips deliveries already processed or ignored unless ``force`` (the admin's
-    "reprocess"); failures are recorded on the delivery and re-raised so the
-    task can retry.
+    "reprocess"); a failure is recorded on the delivery, with the time of its next
+    try (``retry_at``: the sweep queues it then), and re-raised.
     """
     try:
         with transaction.atomic():
@@ -48,7 +56,7 @@ def process_delivery(delivery_id: int, *, force: bool = False) -> WebhookDeliver
 
 def _record(delivery: WebhookDelivery, state: str, detail: str, counts: Counts) -> None:
     delivery.attempts += 1
-    delivery.finish(state, detail)
+    delivery.finish(state, detail, retry_at=retry_at(delivery.attempts) if state == State.FAILED else None)
     run_status = {State.PROCESSED: "succeeded", State.IGNORED: "ignored", State.FAILED: "failed"}[state]
     IngestionRun.objects.create(
         source=IngestionRun.Source.WEBHOOK, subject=delivery.guid, delivery=delivery, status=run_status,

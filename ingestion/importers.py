@@ -184,7 +184,27 @@ def _is_stale(reference: Reference, fields: dict, github_updated_at) -> bool:
     return bool(state and github_updated_at and github_updated_at < state.github_updated_at)
 
 
+def race_safe(upsert, *args, **kwargs):
+    """Run an upsert in a savepoint; if another writer created the same key meanwhile, run it once more.
+
+    GitHub sends a pull request's events in bursts (opened, labeled, synchronize ...), and two
+    workers processing two of them both found no row and both inserted: the second failed
+    with an IntegrityError and waited for a retry (issue 25's fault run). The second run
+    finds the row the first one created and is judged against it (a versioned upsert
+    re-checks which version is newer), exactly as if the deliveries had come one by one.
+    """
+    try:
+        with transaction.atomic():
+            return upsert(*args, **kwargs)
+    except IntegrityError:
+        return upsert(*args, **kwargs)
+
+
 def _upsert_versioned(repository, kind: str, key: str, fields: dict, updated_at: str | None) -> str:
+    return race_safe(_upsert_versioned_once, repository, kind, key, fields, updated_at)
+
+
+def _upsert_versioned_once(repository, kind: str, key: str, fields: dict, updated_at: str | None) -> str:
     """Upsert unless what we hold is newer; remember GitHub's ``updated_at`` of what we stored."""
     github_updated_at = _when(updated_at)
     existing = Reference.objects.filter(repository=repository, kind=kind, key=key).select_related("sync_state").first()
@@ -211,12 +231,12 @@ def upsert_issue(repository, issue: dict) -> str:
 
 
 def upsert_release(repository, release: dict) -> str:
-    return Reference.objects.upsert(repository, Reference.Kind.RELEASE, release["tag_name"],
-                                    **release_fields(release))[1]
+    return race_safe(Reference.objects.upsert, repository, Reference.Kind.RELEASE, release["tag_name"],
+                     **release_fields(release))[1]
 
 
 def upsert_commit(repository, fields: dict) -> str:
-    return Reference.objects.upsert(repository, Reference.Kind.COMMIT, fields["sha"], **fields)[1]
+    return race_safe(Reference.objects.upsert, repository, Reference.Kind.COMMIT, fields["sha"], **fields)[1]
 
 
 # Pages ---------------------------------------------------------------------------------------
@@ -307,4 +327,4 @@ def _upsert_one(repository, kind: str, item: Item, versioned: bool) -> str:
     key, fields, updated_at = item
     if versioned:
         return _upsert_versioned(repository, kind, key, fields, updated_at)
-    return Reference.objects.upsert(repository, kind, key, **fields)[1]
+    return race_safe(Reference.objects.upsert, repository, kind, key, **fields)[1]

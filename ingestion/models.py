@@ -13,6 +13,14 @@ from django.utils import timezone
 
 
 class WebhookDeliveryQuerySet(models.QuerySet):
+    def lost_or_due(self, pending_after: datetime.timedelta, now: datetime.datetime | None = None):
+        """What the sweep queues: pending deliveries older than ``pending_after`` (their task should have run by
+        now) and failed ones whose retry is due (``retry_at``; the row, not a Celery countdown, holds it, so a
+        worker killed while it held the retry loses nothing)."""
+        now = now or timezone.now()
+        return self.filter(Q(state=WebhookDelivery.State.PENDING, received_at__lte=now - pending_after)
+                           | Q(state=WebhookDelivery.State.FAILED, retry_at__lte=now))
+
     def insert_new(self, **values) -> int | None:
         """Store a delivery unless its GUID is already stored: the new row's id, or None.
 
@@ -70,6 +78,10 @@ class WebhookDelivery(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     processed_at = models.DateTimeField(null=True, blank=True)
     detail = models.TextField(blank=True, help_text="Why it was ignored, or the error it failed with.")
+    retry_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the sweep tries a failed delivery again (30 s, 1, 2, 4, 8 min after each failure); "
+                  "empty once it succeeded or after its last try: then only “Reprocess” does.")
 
     objects = WebhookDeliveryQuerySet.as_manager()
 
@@ -83,11 +95,12 @@ class WebhookDelivery(models.Model):
     def payload(self) -> dict:
         return json.loads(bytes(self.body))
 
-    def finish(self, state: str, detail: str = "") -> None:
+    def finish(self, state: str, detail: str = "", retry_at=None) -> None:
         self.state = state
         self.detail = detail
         self.processed_at = timezone.now()
-        self.save(update_fields=["state", "detail", "processed_at", "attempts"])
+        self.retry_at = retry_at
+        self.save(update_fields=["state", "detail", "processed_at", "attempts", "retry_at"])
 
 
 class IngestionRun(models.Model):

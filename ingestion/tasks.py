@@ -5,6 +5,7 @@ so a worker never looks for a row that is not there yet. Tasks acknowledge late
 and retry explicitly; the domain code is idempotent, so a repeat is harmless.
 """
 import datetime
+import logging
 
 from celery import shared_task
 from django.conf import settings
@@ -14,6 +15,8 @@ from publishing import queues
 
 from . import deliveries, drafting, feeds, polling, redelivery
 from .models import FeedSource, TrackedRepository
+
+logger = logging.getLogger(__name__)
 
 TASK_OPTIONS = {"acks_late": True, "max_retries": 5}
 #: What a delivery's or a feed fetch's task id names (``publishing.queues``): sweeps look for them in the queue.
@@ -26,21 +29,25 @@ def backoff(task) -> int:
     return min(30 * 2**task.request.retries, 600)
 
 
-@shared_task(bind=True, **TASK_OPTIONS)
-def process_delivery_task(self, delivery_id: int, force: bool = False) -> str:
+@shared_task(**TASK_OPTIONS)
+def process_delivery_task(delivery_id: int, force: bool = False) -> str:
+    """Process one delivery. A failure is recorded with its next try (``retry_at``), which the sweep queues:
+    a Celery countdown would live only in the worker that held it, and die with it."""
     try:
         delivery = deliveries.process_delivery(delivery_id, force=force)
     except Exception as exc:
-        raise self.retry(exc=exc, countdown=backoff(self))
+        logger.warning("Delivery %s failed; the sweep tries it again at its retry_at.", delivery_id, exc_info=True)
+        return f"failed, tried again by the sweep: {type(exc).__name__}"
     return delivery.state if delivery else "skipped"
 
 
 @shared_task(**TASK_OPTIONS)
 def sweep_deliveries() -> int:
-    """Queue pending deliveries whose task was lost (a worker killed holding it, Redis restarted, the broker down).
+    """Queue deliveries whose task was lost (a worker killed holding it, Redis restarted, the broker down),
+    and failed ones whose retry is due.
 
-    Overdue (pending ``INGESTION_SWEEP_AFTER`` after they arrived) and not waiting in the
-    queue, by identity (``publishing.queues``): a delivery still waiting behind a backlog is
+    Overdue (pending ``INGESTION_SWEEP_AFTER`` after they arrived, or failed with ``retry_at``
+    passed) and not waiting in the queue, by identity (``publishing.queues``): a delivery still waiting behind a backlog is
     left alone, so a backlog never multiplies, and a lost one is queued by the next sweep
     whatever else is queued (counting the queue let beat's own tasks outnumber a lost
     delivery minute after minute: issue 25). Processing is idempotent, so the copy of a task a

@@ -248,8 +248,11 @@ EDGE_STALE_IF_ERROR = int(os.environ.get("EDGE_STALE_IF_ERROR", "86400"))
 EDGE_PRIVATE_PATHS = tuple(env_list("EDGE_PRIVATE_PATHS", "/admin/,/preview/,/webhooks/"))
 # More objects of one kind on a page than this: the page lists "<kind>-any" instead of each one.
 EDGE_MAX_KEYS_PER_KIND = int(os.environ.get("EDGE_MAX_KEYS_PER_KIND", "60"))
-# Where purges go: none (default), varnish, fastly or cloudflare.
+# Where purges go: none (default), varnish, fastly or cloudflare. Decided by the worker that sends them.
 EDGE_PURGE_BACKEND = os.environ.get("EDGE_PURGE_BACKEND", "none")
+# Whether writes record purges (edge.outbox) even where this process names no edge: on wherever a broker
+# is shared (REDIS_URL), so a shell, a cron job or a management command purges the topology's edge.
+EDGE_RECORD_PURGES = env_bool("EDGE_RECORD_PURGES", bool(REDIS_URL))
 EDGE_VARNISH_URLS = env_list("EDGE_VARNISH_URLS")  # every node, e.g. http://127.0.0.1:8080
 EDGE_FASTLY_API_URL = os.environ.get("EDGE_FASTLY_API_URL", "https://api.fastly.com").rstrip("/")
 EDGE_FASTLY_SERVICE_ID = os.environ.get("EDGE_FASTLY_SERVICE_ID", "")
@@ -260,7 +263,7 @@ EDGE_CLOUDFLARE_ZONE_ID = os.environ.get("EDGE_CLOUDFLARE_ZONE_ID", "")
 EDGE_CLOUDFLARE_API_TOKEN = os.environ.get("EDGE_CLOUDFLARE_API_TOKEN", "")
 EDGE_CLOUDFLARE_TAGS_PER_CALL = int(os.environ.get("EDGE_CLOUDFLARE_TAGS_PER_CALL", "30"))
 EDGE_PURGE_TIMEOUT = float(os.environ.get("EDGE_PURGE_TIMEOUT", "5"))
-# Purge tasks retry with exponential backoff capped at this many seconds, for EDGE_PURGE_MAX_RETRIES tries.
+# Purges (edge.outbox) are retried with exponential backoff capped at this many seconds, for EDGE_PURGE_MAX_RETRIES tries.
 EDGE_PURGE_RETRY_BACKOFF_MAX = int(os.environ.get("EDGE_PURGE_RETRY_BACKOFF_MAX", "60"))
 EDGE_PURGE_MAX_RETRIES = int(os.environ.get("EDGE_PURGE_MAX_RETRIES", "10000"))
 # How often beat sweeps for scheduled posts and digests whose time came (edge.scheduling).
@@ -268,6 +271,12 @@ EDGE_SCHEDULE_SWEEP_SECONDS = float(os.environ.get("EDGE_SCHEDULE_SWEEP_SECONDS"
 CELERY_BEAT_SCHEDULE["edge-sweep-scheduled"] = {
     "task": "edge.tasks.sweep_scheduled", "schedule": EDGE_SCHEDULE_SWEEP_SECONDS,
     "options": {"expires": EDGE_SCHEDULE_SWEEP_SECONDS},
+}
+# How often beat sends the purges still owed (edge.outbox): lost tasks, and retries after a node failed.
+EDGE_PURGE_SWEEP_SECONDS = float(os.environ.get("EDGE_PURGE_SWEEP_SECONDS", "5"))
+CELERY_BEAT_SCHEDULE["edge-sweep-purges"] = {
+    "task": "edge.tasks.sweep_purges", "schedule": EDGE_PURGE_SWEEP_SECONDS,
+    "options": {"expires": EDGE_PURGE_SWEEP_SECONDS},
 }
 
 # --- Egress (issue 17, egress/): outbound requests to URLs an editor or a payload supplies ---

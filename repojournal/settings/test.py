@@ -11,6 +11,9 @@ ALLOWED_HOSTS = ["*"]
 # A queue of this test run's own: a worker on the same Redis database (another checkout, `make worker`)
 # never takes the suite's tasks, nor the suite its.
 CELERY_TASK_DEFAULT_QUEUE = f"repojournal-test-{uuid.uuid4().hex[:12]}"
+# No worker reads this run's queue: writes record purges only where a test configures an edge
+# (EDGE_PURGE_BACKEND), on SQLite and on PostgreSQL + Redis alike. tests/edge runs the real rule.
+EDGE_RECORD_PURGES = False
 # pytest-httpserver listens on loopback; tests that prove egress refusals set this to [].
 EGRESS_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
 

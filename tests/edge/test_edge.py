@@ -282,3 +282,41 @@ def test_a_worker_killed_with_sigkill_is_restarted_by_the_supervisor(edge):
     assert wait_for(restarted, timeout=60), edge.supervisorctl("status")
     assert wait_for(lambda: log.read_text(errors="replace").count(" ready.") > readies, timeout=60), \
         "the restarted worker did not become ready within 60 s"
+
+
+RENAME = "from blog.models import Post; post = Post.objects.get(slug={slug!r}); post.title = {title!r}; post.save()"
+
+
+def shell_edit(env: dict[str, str], command: list[str], slug: str, title: str) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, *command, "shell", "-c", RENAME.format(slug=slug, title=title)],
+                            cwd=edge_project_dir(), env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def edge_project_dir():
+    from .conftest import PROJECT_DIR
+
+    return PROJECT_DIR
+
+
+@pytest.mark.parametrize("how", ["manage.py shell (development settings)", "make manage (the topology's settings)"])
+def test_an_edit_from_a_process_outside_the_topology_reaches_the_edge(edge, how):
+    """Issue 25: a title changed in `manage.py shell` -- same DATABASE_URL and REDIS_URL, the default
+    settings module, no EDGE_PURGE_BACKEND -- never reached the edge; the page stayed stale for a day."""
+    post = PostFactory(slug=unique("shell"), title="Before the shell")
+    with edge.client() as client:
+        for _ in range(2):
+            warm = client.get(f"/posts/{post.slug}/")
+        assert warm.headers["X-Cache"] == "HIT" and "Before the shell" in warm.text
+        if how.startswith("manage.py"):
+            env = {name: value for name, value in edge.env.items()
+                   if not name.startswith(("EDGE_", "DJANGO_SETTINGS_MODULE", "TOPOLOGY_DIR"))}
+            shell_edit({**env, "DJANGO_SETTINGS_MODULE": "repojournal.settings.dev"}, ["manage.py"], post.slug,
+                       "After the shell")
+        else:
+            shell_edit(edge.env, ["deploy/topology.py", "manage"], post.slug, "After the shell")
+        assert wait_for(lambda: "After the shell" in client.get(f"/posts/{post.slug}/").text, VISIBLE_WITHIN), \
+            "the edit never reached the edge"

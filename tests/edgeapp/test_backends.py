@@ -1,5 +1,6 @@
 """Purge backends against local HTTP servers: Varnish nodes accepting PURGE, and servers checking
 requests against Fastly's and Cloudflare's documented purge APIs."""
+import datetime
 import json
 import socket
 
@@ -7,7 +8,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
-from edge import purging, tasks
+from edge import outbox, purging
+from edge.models import Purge
 
 
 def free_port() -> int:
@@ -61,25 +63,31 @@ def test_a_node_that_is_down_is_retried_alone_until_it_answers(settings, varnish
         revived.stop()
 
 
-@pytest.fixture
-def inline_retries(monkeypatch):
-    """Run tasks inline with their retries (``apply()`` re-runs a retried task unless errors propagate)."""
-    monkeypatch.setitem(tasks.purge_keys.app.conf, "task_eager_propagates", False)
-
-
-def test_the_task_retries_failed_nodes_with_backoff(settings, varnish, inline_retries):
+@pytest.mark.django_db
+def test_a_recorded_purge_is_retried_with_backoff_until_the_node_answers(settings, varnish):
+    """The row stays while the node refuses, due again after 1, 2, 4 … s; the sweep sends it when due."""
     answers = iter([503, 503, 200])
     varnish.expect_request("/", method="PURGE").respond_with_handler(lambda request: Response("", next(answers)))
-    tasks.purge_keys.apply(args=[["post-1"]]).get()  # run inline: retries come at once
-    assert len(varnish.log) == 3
-    assert [tasks.backoff(n) for n in range(8)] == [1, 2, 4, 8, 16, 32, 60, 60]
+    outbox.send_now(["post-1"])
+    row = Purge.objects.get()
+    assert (row.attempts, row.targets) == (1, settings.EDGE_VARNISH_URLS)
+    assert outbox.sweep() == 0, "not due yet: backoff"
+    later = row.next_attempt_at + datetime.timedelta(seconds=1)
+    assert outbox.sweep(now=later) == 0 and Purge.objects.get().attempts == 2
+    assert outbox.sweep(now=later + datetime.timedelta(seconds=3)) == 1
+    assert not Purge.objects.exists() and len(varnish.log) == 3
+    assert [outbox.backoff(n) for n in range(1, 9)] == [1, 2, 4, 8, 16, 32, 60, 60]
 
 
-def test_the_task_gives_up_only_after_its_retries(settings, varnish, inline_retries):
+@pytest.mark.django_db
+def test_a_purge_is_given_up_only_after_its_retries(settings, varnish):
+    settings.EDGE_PURGE_MAX_RETRIES = 3
     varnish.expect_request("/", method="PURGE").respond_with_data("", status=500)
-    with pytest.raises(purging.PurgeRefused):
-        tasks.purge_keys.apply(args=[["post-1"]]).get()
-    assert len(varnish.log) == 1 + tasks.EAGER_RETRIES
+    outbox.send_now(["post-1"])
+    for _ in range(2):
+        assert Purge.objects.exists()
+        outbox.send(now=Purge.objects.get().next_attempt_at)
+    assert not Purge.objects.exists() and len(varnish.log) == 3
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from blog.factories import PostFactory
-from edge import tasks
+from edge import outbox
+from edge.models import Purge
 from edge.keys import tag_key
 
 pytestmark = pytest.mark.django_db
@@ -46,14 +47,17 @@ def test_purge_edge_reports_an_edge_that_is_down(content, settings):
         call_command("purge_edge", "--all")
 
 
-def test_the_admin_action_purges_the_selected_posts(content, admin_client, monkeypatch):
+def test_the_admin_action_purges_the_selected_posts(content, admin_client, monkeypatch,
+                                                    django_capture_on_commit_callbacks):
     queued = []
-    monkeypatch.setattr(tasks.purge_keys, "delay", queued.append)
-    response = admin_client.post(reverse("admin:blog_post_changelist"),
-                                 {"action": "purge_from_edge", "_selected_action": [content.first.pk]}, follow=True)
+    monkeypatch.setattr(outbox, "queue", queued.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(reverse("admin:blog_post_changelist"),
+                                     {"action": "purge_from_edge", "_selected_action": [content.first.pk]}, follow=True)
     assert response.status_code == 200
-    assert len(queued) == 1 and {f"post-{content.first.pk}", "posts"} <= set(queued[0])
-    assert f"post-{content.second.pk}" not in queued[0]
+    [row] = Purge.objects.all()
+    assert queued == [row.pk] and {f"post-{content.first.pk}", "posts"} <= set(row.keys)
+    assert f"post-{content.second.pk}" not in row.keys
     assert "purge_from_edge" in dict(admin_client.get(reverse("admin:digests_digest_changelist"))
                                      .context["action_form"].fields["action"].choices)
 

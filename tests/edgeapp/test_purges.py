@@ -8,7 +8,8 @@ from django.utils import timezone
 from blog.factories import PostFactory
 from blog.models import Post
 from digests.models import Digest
-from edge import tasks
+from edge import outbox, tasks
+from edge.models import Purge
 from edge.keys import tag_key
 from publishing.signals import announce_bulk_write
 from publishing.workflow import Status
@@ -18,13 +19,12 @@ pytestmark = pytest.mark.django_db(transaction=False)
 
 @pytest.fixture
 def sent(settings, monkeypatch):
-    """The purges queued (keys, eta), with the Varnish backend configured."""
+    """The purges sent after commit (keys, eta): each one's recorded row as it was committed."""
     settings.EDGE_PURGE_BACKEND = "varnish"
     settings.EDGE_VARNISH_URLS = ["http://127.0.0.1:9"]
     queued = []
-    monkeypatch.setattr(tasks.purge_keys, "delay", lambda keys: queued.append((set(keys), None)))
-    monkeypatch.setattr(tasks.purge_keys, "apply_async",
-                        lambda args, eta=None: queued.append((set(args[0]), eta)))
+    monkeypatch.setattr(outbox, "queue", lambda pk: queued.append((set(Purge.objects.get(pk=pk).keys), None)))
+    monkeypatch.setattr(outbox, "send_now", lambda keys: queued.append((set(keys), None)) or 0)
     return queued
 
 
@@ -63,6 +63,20 @@ def test_nothing_is_sent_before_the_commit_nor_after_a_rollback(content, sent, d
         content.second.save()
         raise RuntimeError
     assert sent == []
+    [row] = Purge.objects.all()  # the first save's, waiting for its commit; the rolled-back save left no key in it
+    assert f"post-{content.first.pk}" in row.keys and f"post-{content.second.pk}" not in row.keys
+
+
+def test_a_purge_is_recorded_in_the_write_s_own_transaction(content, sent, django_capture_on_commit_callbacks):
+    """Committed together with the write: a broker down at the commit, or a worker killed holding the task,
+    leaves the row for the sweep (it used to leave only a lost task)."""
+    with django_capture_on_commit_callbacks(execute=False):
+        with transaction.atomic():
+            content.first.title = "Durable"
+            content.first.save()
+            content.first.tags.add("durability")
+        [row] = Purge.objects.all()
+    assert {f"post-{content.first.pk}", tag_key("durability")} <= set(row.keys)
 
 
 def test_one_transaction_sends_one_purge(content, sent, django_capture_on_commit_callbacks):

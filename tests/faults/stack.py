@@ -1,14 +1,19 @@
-"""The site as production runs it, in processes the fault tests can kill: gunicorn and a Celery worker (with beat).
+"""The site as `make up` runs it, on services the fault tests can kill: the production topology.
 
-Production settings, a PostgreSQL cluster and a Redis of the test's own, and
-GitHub's API pointed at the test's fake. Nothing supervises the processes but
-the tests: restarting the worker after ``kill -9`` is the supervisor's one job
-and the test does it; Redis and PostgreSQL restarts are recovered from by the
-processes themselves.
+deploy/topology.py starts supervisord with Varnish (the production VCL), two gunicorn
+instances, two Celery workers and one beat -- the path real traffic takes -- on free ports,
+over a PostgreSQL cluster and a Redis of the test's own (tests/faults/services.py), with
+GitHub's API pointed at the test's fake. GitHub's deliveries go through the edge, as they
+reach a deployed site. Nothing restarts a killed worker but supervisord, and nothing brings
+the site back after Redis or PostgreSQL returns but the processes themselves.
+
+The beat runs the production schedule, with one exception: the redelivery task runs every
+10 s instead of every 5 minutes (``INGESTION_REDELIVERY_EVERY``), so the PostgreSQL test asks
+GitHub again within seconds; production's time is that period plus the measured recovery.
 """
 import os
+import re
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +29,7 @@ BIN = Path(sys.executable).parent
 SECRET = "fault-suite-webhook-secret"
 REPOSITORY = "Codertocat/Hello-World"
 HOOK_ID = 4242
+WORKERS = ("worker1", "worker2")
 
 
 class Stack:
@@ -31,9 +37,8 @@ class Stack:
         self.directory = directory
         self.redis = RedisServer(directory)
         self.postgres = PostgresCluster(directory)
-        self.web_port = free_port()
         self.edge_port = free_port()
-        self.web = self.worker = self.edge = None
+        self.topology_dir = directory / "topology"
         self.env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "repojournal.settings.prod",
@@ -44,27 +49,39 @@ class Stack:
             "GITHUB_WEBHOOK_SECRET": SECRET,
             "GITHUB_API_URL": github_api_url,
             "GITHUB_TOKEN": "fault-suite-token",
-            # Shorter periods than production's minutes, so a test waits seconds (docs/operations.md).
-            "INGESTION_SWEEP_AFTER": "20",
-            "INGESTION_SWEEP_EVERY": "10",
             "INGESTION_REDELIVERY_EVERY": "10",
             "INGESTION_REDELIVERY_WINDOW": "60",
-            "CELERY_SKIP_CHECKS": "1",
+            "TOPOLOGY_DIR": str(self.topology_dir),
+            "EDGE_LISTEN": f"127.0.0.1:{self.edge_port}",
+            "APP_PORT_1": str(free_port()),
+            "APP_PORT_2": str(free_port()),
+            "GUNICORN_WORKERS": "2",
+            "CELERY_CONCURRENCY": "1",
+            "VARNISH_MEMORY": "64m",
+            "VARNISH_JAIL": "none",  # the test's temporary folder is private to this user
         }
-
-    @property
-    def webhook_url(self) -> str:
-        return f"http://127.0.0.1:{self.web_port}/webhooks/github"
+        for name in ("INGESTION_SWEEP_AFTER", "INGESTION_SWEEP_EVERY"):  # production's, whatever the caller has
+            self.env.pop(name, None)
+        self._log_offsets: dict[str, int] = {}
 
     @property
     def edge_url(self) -> str:
         return f"http://127.0.0.1:{self.edge_port}"
+
+    @property
+    def webhook_url(self) -> str:
+        """Where GitHub sends: the edge, as on a deployed site."""
+        return f"{self.edge_url}/webhooks/github"
 
     def manage(self, *args: str) -> str:
         result = subprocess.run([str(BIN / "python"), "manage.py", *args], cwd=ROOT, env=self.env,
                                 capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stderr[-3000:]
         return result.stdout
+
+    def topology(self, command: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(BIN / "python"), "deploy/topology.py", command, *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=300)
 
     def setup(self) -> None:
         self.redis.start()
@@ -74,83 +91,88 @@ class Stack:
             "from digests.models import Repository, Topic; from ingestion.models import TrackedRepository; "
             "topic = Topic.objects.create(name='Hello', slug='hello'); "
             f"repo = Repository.objects.create(full_name='{REPOSITORY}', topic=topic); "
-            f"TrackedRepository.objects.create(repository=repo, hook_id={HOOK_ID})"))
-        self.start_web()
-        self.start_worker()
-
-    def start_web(self) -> None:
-        log = open(self.directory / "gunicorn.log", "ab")
-        self.web = subprocess.Popen(
-            [str(BIN / "gunicorn"), "repojournal.wsgi", "-b", f"127.0.0.1:{self.web_port}", "-w", "4",
-             "--timeout", "30"], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
-        wait_for_port(self.web_port)
-
-    def start_edge(self) -> None:
-        """Varnish with the production VCL (deploy/varnish/default.vcl) in front of this stack's gunicorn.
-
-        Started on demand (the load test's); ``deploy/topology.py render`` writes the
-        VCL with both backends on this stack's one gunicorn.
-        """
-        if self.edge is not None:
-            return
-        env = {**self.env, "TOPOLOGY_DIR": str(self.directory / "edge"), "APP_PORT_1": str(self.web_port),
-               "APP_PORT_2": str(self.web_port), "EDGE_LISTEN": f"127.0.0.1:{self.edge_port}"}
-        subprocess.run([str(BIN / "python"), "deploy/topology.py", "render"], cwd=ROOT, env=env, check=True)
-        log = open(self.directory / "varnish.log", "ab")
-        self.edge = subprocess.Popen(
-            [shutil.which("varnishd") or "/usr/sbin/varnishd", "-F", "-a", f"127.0.0.1:{self.edge_port}",
-             "-f", str(self.directory / "edge" / "default.vcl"), "-n", str(self.directory / "edge" / "varnish"),
-             "-s", "malloc,64m", "-T", "127.0.0.1:0", "-j", "none", "-p", "default_grace=0s"],
-            stdout=log, stderr=subprocess.STDOUT)
+            # Polled a moment ago and not again for a month: the fake GitHub speaks the hook-deliveries API
+            # only, and a poll answered 500 would hold a worker in its backoff for minutes.
+            "from datetime import timedelta; from django.utils import timezone; "
+            f"TrackedRepository.objects.create(repository=repo, hook_id={HOOK_ID}, last_polled_at=timezone.now(), "
+            "poll_interval=timedelta(days=30))"))
+        self.mark_logs()
+        started = self.topology("up", "--no-prepare")
+        assert started.returncode == 0, f"{started.stdout}\n{started.stderr}\n{self.supervisorctl('status')}"
         wait_for_port(self.edge_port)
+        self.wait_until_workers_ready()
 
-    def start_worker(self) -> None:
-        path = self.directory / "worker.log"
-        self._log_lines_at_start = len(path.read_text(errors="replace").splitlines()) if path.exists() else 0
-        log = open(path, "ab")
-        self.worker = subprocess.Popen(
-            [str(BIN / "celery"), "-A", "repojournal", "worker", "-B", "-c", "2", "--loglevel=info",
-             "-s", str(self.directory / "beat-schedule")], cwd=ROOT, env=self.env, stdout=log,
-            stderr=subprocess.STDOUT)
+    def stop(self) -> None:
+        self.topology("down")
+        self.redis.kill()
+        self.postgres.stop()
 
-    def wait_until_worker_ready(self, timeout: float = 120.0) -> None:
-        """Until this worker process logs "ready" (its pool is up and it consumes)."""
-        deadline = time.monotonic() + timeout
-        marker = "celery@"
-        while time.monotonic() < deadline:
-            if any(marker in line and line.rstrip().endswith("ready.") for line in self.worker_log().splitlines()
-                   [self._log_lines_at_start:]):
-                return
-            time.sleep(0.5)
-        raise TimeoutError(f"the worker was not ready within {timeout} s")
+    # --- supervisord's programs ---
+    def supervisorctl(self, *args: str) -> str:
+        command = [str(BIN / "supervisorctl"), "-c", str(ROOT / "deploy" / "supervisord.conf"), *args]
+        return subprocess.run(command, env=self.env, capture_output=True, text=True).stdout
 
-    def kill_worker(self) -> None:
-        """``kill -9`` of the worker's main process and its pool (the beat runs inside it)."""
+    def program_pid(self, program: str) -> int:
+        output = self.supervisorctl("pid", program).strip()
+        return int(output) if output.isdigit() else 0
+
+    def worker_pids(self) -> list[int]:
+        """Both workers' main processes and their pools."""
+        pids = []
+        for program in WORKERS:
+            pid = self.program_pid(program)
+            if pid:
+                children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+                pids += [pid, *(int(child) for child in children.split())]
+        return pids
+
+    def kill_workers(self) -> None:
+        """``kill -9`` of every worker process, pools included (beat, a program of its own, keeps running)."""
+        self.mark_logs()
         for pid in self.worker_pids():
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        self.worker.wait(timeout=30)
 
-    def worker_pids(self) -> list[int]:
-        children = subprocess.run(["pgrep", "-P", str(self.worker.pid)], capture_output=True, text=True).stdout
-        return [self.worker.pid, *(int(pid) for pid in children.split())]
+    def workers_running(self) -> dict[str, int]:
+        """program -> pid of each worker supervisord reports RUNNING (0 if none)."""
+        return {program: self.program_pid(program) for program in WORKERS}
 
-    def worker_alive(self) -> bool:
-        return self.worker is not None and self.worker.poll() is None
+    # --- logs ---
+    def log_path(self, program: str) -> Path:
+        return self.topology_dir / "logs" / f"{program}.log"
 
-    def stop(self) -> None:
-        for process in (self.edge, self.worker, self.web):
-            if process and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-        self.redis.kill()
-        self.postgres.stop()
+    def mark_logs(self) -> None:
+        """Remember where each worker's log ends: ``wait_until_workers_ready`` reads what follows."""
+        for program in WORKERS:
+            path = self.log_path(program)
+            self._log_offsets[program] = path.stat().st_size if path.exists() else 0
 
+    def wait_until_workers_ready(self, timeout: float = 120.0) -> None:
+        """Until each worker logged "ready" since the last mark (its pool is up and it consumes)."""
+        deadline = time.monotonic() + timeout
+        ready = re.compile(r"\w+@\S+ ready\.")
+        while time.monotonic() < deadline:
+            if all(ready.search(self.log_since_mark(program)) for program in WORKERS):
+                return
+            time.sleep(0.5)
+        raise TimeoutError(f"the workers were not ready within {timeout} s:\n{self.supervisorctl('status')}")
+
+    def log_since_mark(self, program: str) -> str:
+        path = self.log_path(program)
+        if not path.exists():
+            return ""
+        with path.open("rb") as log:
+            log.seek(self._log_offsets.get(program, 0))
+            return log.read().decode(errors="replace")
+
+    def worker_log(self) -> str:
+        """Both workers' logs and beat's, one after the other."""
+        return "\n".join(self.log_path(program).read_text(errors="replace")
+                         for program in (*WORKERS, "beat") if self.log_path(program).exists())
+
+    # --- what the test reads ---
     def query(self, sql: str, *params):
         """Read the site's database directly (the test's view, not the site's)."""
         for _attempt in range(50):
@@ -163,7 +185,7 @@ class Stack:
         raise TimeoutError("the test's PostgreSQL did not answer")
 
     def worker_memory_kib(self) -> int:
-        """Resident memory of the worker: its main process and its pool."""
+        """Resident memory of the workers: their main processes and pools."""
         total = 0
         for pid in self.worker_pids():
             try:
@@ -179,6 +201,3 @@ class Stack:
 
         client = redis.Redis.from_url(self.redis.url)
         return sum(client.llen(key) for key in client.scan_iter(match="celery*", _type="list"))
-
-    def worker_log(self) -> str:
-        return (self.directory / "worker.log").read_text(errors="replace")

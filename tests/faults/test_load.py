@@ -1,13 +1,13 @@
 """A minute at 64 connections through the edge: no errors, and the worker's memory does not grow.
 
-The edge is Varnish with the production VCL (``Stack.start_edge``) in front of
-the stack's gunicorn. Each connection alternates a signed GitHub delivery
-(passed through to the app, stored, queued for the worker) and a reader page
-(served by the edge once cached), as a site linked from a busy front page
-would see while its repositories are active. Every request has GitHub's 10 s
-to answer; an error is any other answer than 2xx or a timeout. The worker's
-resident memory (main process and pool) is read after a warm-up and again once
-the minute is over, while it works through the backlog.
+The edge is Varnish with the production VCL in front of the topology's two gunicorn
+instances (stack.py: `make up`'s processes under supervisord). Each connection
+alternates a signed GitHub delivery (passed through to the app, stored, queued for
+the workers) and a reader page (served by the edge once cached), as a site linked
+from a busy front page would see while its repositories are active. Every request
+has GitHub's 10 s to answer; an error is any other answer than 2xx or a timeout.
+The workers' resident memory (main processes and pools) is read after a warm-up and
+again once the minute is over, while they work through the backlog.
 
 Needs ``varnishd`` (Debian's ``varnish`` package; ``.ci/run`` installs it).
 """
@@ -90,8 +90,6 @@ def hammer(edge_url: str, seconds: float) -> Tally:
 
 def test_a_minute_at_64_connections_through_the_edge_has_no_errors_and_no_worker_memory_growth(stack, github):
     """``github``: the fake answers the beat's redelivery task (it finds nothing to ask for)."""
-    stack.start_edge()
-    stack.wait_until_worker_ready()
     hammer(stack.edge_url, WARM_UP)  # the pool's processes load what they need once; the edge fills
     time.sleep(5)
     before = stack.worker_memory_kib()

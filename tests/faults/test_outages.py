@@ -1,16 +1,19 @@
-"""300 signed deliveries at 20/s while one service fails; afterwards every one is processed exactly once.
+"""300 signed deliveries at 20/s through the edge while one service fails; afterwards every one is processed once.
 
-GitHub is the test's fake (github_fake.py): it records every attempt and its
-answer, lists them through the hook-deliveries API and resends on request.
-Nobody touches the site after the fault: the worker reconnects, the sweep
-queues stored deliveries whose task was lost, and the redelivery beat task asks
-GitHub for the ones we answered 5xx. The recovery times printed here are the
-ones docs/operations.md reports ("Failure modes").
+The site is `make up`'s topology (stack.py): Varnish, two gunicorn, two workers and beat
+under supervisord. GitHub is the test's fake (github_fake.py): it sends to the edge,
+records every attempt and its answer, lists them through the hook-deliveries API and
+resends on request. Nobody touches the site after the fault: supervisord restarts a
+killed worker, the workers reconnect, the sweep queues stored deliveries whose task was
+lost, and the redelivery beat task asks GitHub for the ones we answered 5xx. The recovery
+times printed here are the ones docs/operations.md reports ("Failure modes").
 """
 import itertools
+import json
 import threading
 import time
 import uuid
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -86,10 +89,6 @@ def assert_exactly_once(stack, github, guids):
     assert stored == (DELIVERIES, DELIVERIES)
 
 
-def timeouts(github) -> int:
-    return sum(1 for attempt in github.attempts if attempt.status_code == 0)
-
-
 def reconnected_after(stack, timings) -> float:
     """Seconds from Redis's restart until the worker logged its reconnection (read from its log's clock)."""
     import datetime
@@ -120,9 +119,32 @@ def resumed_after(stack, guids, since: float) -> float:
     return (first - since_wall).total_seconds()
 
 
-def assert_only_timeouts_failed(github):
-    """Every attempt got a 2xx, or (on a machine too loaded to answer within GitHub's 10 s) no answer at all."""
-    assert {attempt.status_code for attempt in github.attempts} <= {0, 200, 202}
+def assert_all_answered_2xx(github):
+    """Every attempt, through the edge, got a 2xx: the endpoint needs neither a worker nor Redis."""
+    answers = Counter(attempt.status_code for attempt in github.attempts)
+    assert set(answers) <= {200, 202}, answers
+
+
+def held_by_workers(stack) -> set[int]:
+    """The deliveries whose messages workers had taken and not acknowledged (Redis's ``unacked`` hash)."""
+    import redis
+
+    held = set()
+    for raw in redis.Redis.from_url(stack.redis.url).hvals("unacked"):
+        task_id = json.loads(raw)[0]["headers"]["id"]
+        if task_id.startswith("webhook-delivery:"):
+            held.add(int(task_id.split(":")[1]))
+    return held
+
+
+def processed_after(stack, delivery_ids, since: float) -> float:
+    """Seconds from ``since`` (monotonic) until the last of these deliveries was processed."""
+    import datetime
+
+    since_wall = datetime.datetime.fromtimestamp(time.time() - (time.monotonic() - since), datetime.timezone.utc)
+    last = stack.query("SELECT max(processed_at) FROM ingestion_webhookdelivery WHERE id = ANY(%s)",
+                       list(delivery_ids))[0][0]
+    return (last - since_wall).total_seconds()
 
 
 def report(name: str, **values) -> None:
@@ -130,28 +152,35 @@ def report(name: str, **values) -> None:
                                                f"{key}={value}" for key, value in values.items()))
 
 
-def test_worker_killed_with_sigkill_and_restarted_loses_and_doubles_nothing(stack, github):
+LAST_WITHIN = 60  # seconds from the kill to the last delivery processed, with the production beat schedule
+
+
+def test_every_worker_killed_with_sigkill_is_restarted_and_the_last_delivery_arrives_within_60_s(stack, github):
+    """SIGKILL of both workers and their pools 4 s in; supervisord restarts them. The messages they held stay in
+    Redis's unacked set for the visibility timeout (an hour): the sweep must queue those deliveries again by
+    itself, whatever else beat has queued meanwhile (issue 25: one waited 553 s)."""
     def fault(timings):
-        stack.kill_worker()
+        stack.kill_workers()
         timings["killed"] = time.monotonic()
-        time.sleep(3)  # what a supervisor takes to notice and restart it
-        stack.start_worker()
-        timings["restarted"] = time.monotonic()
-        stack.wait_until_worker_ready()
+        timings["held"] = held_by_workers(stack)
+        stack.wait_until_workers_ready()
         timings["ready"] = time.monotonic()
 
-    timings = send_while(github, fault, at=5)
-    assert_only_timeouts_failed(github)  # the endpoint needs no worker
-    took = wait_until_all_processed(stack, github, timings["guids"], timings["restarted"])
+    timings = send_while(github, fault, at=4)
+    assert_all_answered_2xx(github)  # the endpoint needs no worker
+    took = wait_until_all_processed(stack, github, timings["guids"], timings["killed"])
     assert_exactly_once(stack, github, timings["guids"])
-    resumed = resumed_after(stack, timings["guids"], timings["restarted"])
-    report("worker kill -9", timeouts=timeouts(github), ready_after_restart=timings["ready"] - timings["restarted"],
-           resumed_after_restart=resumed, all_processed_after_restart=took)
-    assert resumed < RESUME_WITHIN
+    all_ids = [pk for (pk,) in stack.query("SELECT id FROM ingestion_webhookdelivery WHERE guid = ANY(%s)",
+                                           list(timings["guids"]))]
+    last = processed_after(stack, all_ids, timings["killed"])
+    held = processed_after(stack, timings["held"], timings["killed"]) if timings["held"] else float("nan")
+    report("workers kill -9", held_when_killed=len(timings["held"]), ready_after_kill=timings["ready"] - timings["killed"],
+           held_processed_after_kill=held, last_processed_after_kill=last, all_processed_after_kill=took)
+    assert last < LAST_WITHIN
 
 
-def test_redis_stopped_for_15_s_the_worker_recovers_by_itself(stack, github):
-    worker_pid = stack.worker.pid
+def test_redis_stopped_for_15_s_every_delivery_through_the_edge_is_accepted_and_processed(stack, github):
+    workers = stack.workers_running()
 
     def fault(timings):
         stack.redis.stop()
@@ -161,19 +190,19 @@ def test_redis_stopped_for_15_s_the_worker_recovers_by_itself(stack, github):
         timings["restarted"] = time.monotonic()
 
     timings = send_while(github, fault, at=3)
-    assert_only_timeouts_failed(github)  # stored in PostgreSQL: 202 without Redis
+    assert_all_answered_2xx(github)  # stored in PostgreSQL: 202 without Redis, and the edge keeps the app in
     took = wait_until_all_processed(stack, github, timings["guids"], timings["restarted"])
-    assert stack.worker_alive() and stack.worker.pid == worker_pid, "the same worker, never restarted"
+    assert stack.workers_running() == workers, "the same workers, never restarted"
     assert "Unrecoverable error" not in stack.worker_log()
     assert_exactly_once(stack, github, timings["guids"])
     resumed = resumed_after(stack, timings["guids"], timings["restarted"])
-    report("redis down 15 s", timeouts=timeouts(github), all_processed_after_restart=took,
+    report("redis down 15 s", all_processed_after_restart=took,
            worker_reconnected_after=reconnected_after(stack, timings), resumed_after_restart=resumed)
     assert resumed < RESUME_WITHIN
 
 
 def test_postgresql_stopped_for_10_s_failed_deliveries_are_redelivered(stack, github):
-    worker_pid = stack.worker.pid
+    workers = stack.workers_running()
 
     def fault(timings):
         stack.postgres.stop()
@@ -187,7 +216,7 @@ def test_postgresql_stopped_for_10_s_failed_deliveries_are_redelivered(stack, gi
     assert refused, "some deliveries met the outage"
     assert {attempt.status_code for attempt in refused} == {503}, "503, never a 500 or a dropped connection"
     took = wait_until_all_processed(stack, github, timings["guids"], timings["restarted"])
-    assert stack.worker_alive() and stack.worker.pid == worker_pid
+    assert stack.workers_running() == workers
     assert_exactly_once(stack, github, timings["guids"])
     assert len(github.redelivery_requests) == len({attempt.guid for attempt in refused}), "each asked for once"
     resumed = resumed_after(stack, timings["guids"], timings["restarted"])

@@ -105,13 +105,15 @@ def test_reprocess_deliveries_picks_up_ignored_ones_after_tracking(tracked, caps
     assert IngestionRun.objects.filter(delivery__guid="guid-1").order_by("id").last().unchanged == 1
 
 
-def test_sweep_only_takes_pending_deliveries_old_enough():
+def test_sweep_takes_pending_deliveries_old_enough_and_failed_ones_whose_retry_is_due():
     now = timezone.now()
     old = make_delivery(1, received_at=now - datetime.timedelta(minutes=5))
     make_delivery(2, received_at=now)  # its task is probably still on its way
     make_delivery(3, received_at=now - datetime.timedelta(minutes=5), state="processed")
-    make_delivery(4, received_at=now - datetime.timedelta(minutes=5), state="failed")
-    assert list(pending_for_sweep(60)) == [old]
+    make_delivery(4, received_at=now - datetime.timedelta(minutes=5), state="failed")  # tried for the last time
+    make_delivery(5, state="failed", retry_at=now + datetime.timedelta(minutes=1))
+    due = make_delivery(6, state="failed", retry_at=now - datetime.timedelta(seconds=1))
+    assert sorted(pending_for_sweep(60), key=lambda delivery: delivery.pk) == [old, due]
 
 
 def test_due_polls_respect_each_interval():
@@ -184,3 +186,39 @@ def test_regenerate_digests_action_for_the_digest_admin(rf, admin_user):
     regenerate_digests(django_admin.site._registry[Digest], request, Digest.objects.filter(pk=digest.pk))
     assert digest.digest_references.count() == 1
     assert "Refreshed draft" in [str(m) for m in request._messages][0]
+
+
+def test_a_failed_delivery_is_tried_again_by_the_sweep_not_by_a_countdown_a_killed_worker_takes_along(
+        tracked, monkeypatch, settings):
+    """Its next try lives in the row (``retry_at``): a Celery countdown lived only in the worker holding it."""
+    from ingestion import deliveries, tasks
+
+    delivery = make_delivery(1)
+    calls = []
+
+    def failing_once(delivery):
+        calls.append(delivery.pk)
+        if len(calls) == 1:
+            raise RuntimeError("the database blinked")
+        return original(delivery)
+
+    original = deliveries.handle
+    monkeypatch.setattr(deliveries, "handle", failing_once)
+    before = timezone.now()
+    assert tasks.process_delivery_task.apply(args=[delivery.pk]).get().startswith("failed")
+    delivery.refresh_from_db()
+    assert delivery.state == "failed" and delivery.attempts == 1
+    assert before + datetime.timedelta(seconds=30) <= delivery.retry_at <= timezone.now() + datetime.timedelta(seconds=30)
+    settings.INGESTION_SWEEP_AFTER = 0
+    monkeypatch.setattr(tasks, "queue_delivery", lambda pk: tasks.process_delivery_task.apply(args=[pk]))  # a worker
+    assert tasks.sweep_deliveries() == 0, "not due yet"
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(retry_at=timezone.now())
+    assert tasks.sweep_deliveries() == 1
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.retry_at, len(calls)) == ("processed", None, 2)
+
+
+def test_after_its_last_try_a_failed_delivery_waits_for_an_editor():
+    from ingestion import deliveries
+
+    assert [deliveries.retry_at(n) is None for n in range(1, 8)] == [False] * 5 + [True] * 2

@@ -318,3 +318,36 @@ def test_untrusted_body_is_sanitised(tracked, post_webhook):
     html = Reference.objects.get().body_html
     assert "<script" not in html and "onerror" not in html
     assert json.loads(bytes(WebhookDelivery.objects.get().body))["pull_request"]["body"].startswith("Hi <script>")
+
+
+@pytest.mark.parametrize("event, name, lookups", [("pull_request", "pull_request.opened", 2),
+                                                  ("issues", "issues.opened", 2), ("release", "release.published", 1)])
+def test_two_deliveries_racing_to_create_one_reference_both_succeed(tracked, monkeypatch, event, name, lookups):
+    """Two workers process two deliveries of the same item at once: both looked, found no row, and the second
+    INSERT hit the unique key (issue 25's fault run: an IntegrityError, then a retry minutes later). The
+    loser runs again against the winner's row, as if the deliveries had come one after the other."""
+    from django.db.models import QuerySet
+
+    looked, other_worker = [], []
+    real_first = QuerySet.first
+
+    def looked_before_the_other_commit(queryset):
+        """Our first attempt's ``lookups`` lookups see no row; the other worker commits its row after the first."""
+        if queryset.model is not Reference or other_worker or len(looked) >= lookups:
+            return real_first(queryset)
+        looked.append(queryset)
+        if len(looked) == 1:
+            other_worker.append(True)
+            process_delivery(WebhookDelivery.objects.create(
+                guid="the-other-worker", event=event, body=fixture_body(name), repository_full_name=HELLO_WORLD).pk)
+            other_worker.clear()
+        return None
+
+    monkeypatch.setattr(QuerySet, "first", looked_before_the_other_commit)
+    delivery = WebhookDelivery.objects.create(guid="racing", event=event, body=fixture_body(name),
+                                              repository_full_name=HELLO_WORLD)
+    process_delivery(delivery.pk)
+    delivery.refresh_from_db()
+    assert delivery.state == "processed", delivery.detail
+    assert set(WebhookDelivery.objects.values_list("state", flat=True)) == {"processed"}
+    assert Reference.objects.count() == 1
