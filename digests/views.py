@@ -148,6 +148,13 @@ def _wire_filters(request) -> tuple[Topic | None, Repository | None]:
     return topic, repository
 
 
+def wire_heading(topic: Topic | None, repository: Repository | None) -> str:
+    """"The Wire", then what the listing is filtered by: its ``<h1>`` and, with the site's name, its
+    ``<title>``, so that each filtered listing is told apart in tabs, history and search results."""
+    names = [name for name in (topic.name if topic else "", repository.full_name if repository else "") if name]
+    return f"The Wire: {' · '.join(names)}" if names else "The Wire"
+
+
 def wire_index(request):
     """The Wire: every published digest, newest first, optionally for one topic or repository."""
     topic, repository = _wire_filters(request)
@@ -168,6 +175,7 @@ def wire_index(request):
             "page": page,
             "topic": topic,
             "repository": repository,
+            "heading": wire_heading(topic, repository),
             "topics": Topic.objects.published_choices(),
             "feeds": feed_links("The Wire", "digests:feed"),
         },
