@@ -1,4 +1,4 @@
-"""A filtered Wire listing names its filter (issue 25): in its <title>, heading and og:title."""
+"""A filtered Wire listing names its filter (issue 25): in its <title>, heading, og:title and canonical link."""
 import html
 import re
 
@@ -27,23 +27,46 @@ def head(client, url: str) -> dict[str, str]:
     }
 
 
-#: (query string, what the listing is filtered by as the page names it)
+#: (query string, what the listing is filtered by as the page names it, the canonical link's query string)
 FILTERED = [
-    ("?repository=pytorch/pytorch", "pytorch/pytorch"),
-    ("?topic=&repository=PyTorch%2FPyTorch", "pytorch/pytorch"),  # as the form sends it, in another case
-    ("?topic=pytorch", "PyTorch"),
-    ("?topic=pytorch&repository=pytorch/executorch&utm_source=x", "PyTorch · pytorch/executorch"),
+    ("?repository=pytorch/pytorch", "pytorch/pytorch", "?repository=pytorch%2Fpytorch"),
+    ("?topic=&repository=PyTorch%2FPyTorch", "pytorch/pytorch", "?repository=pytorch%2Fpytorch"),  # as the form sends
+    ("?topic=pytorch", "PyTorch", "?topic=pytorch"),
+    ("?topic=pytorch&repository=pytorch/executorch&utm_source=x", "PyTorch · pytorch/executorch",
+     "?topic=pytorch&repository=pytorch%2Fexecutorch"),
 ]
 
 
-@pytest.mark.parametrize(("query", "named"), FILTERED)
-def test_a_filtered_wire_names_its_filter_where_the_unfiltered_one_does_not(client, site, query, named):
+@pytest.mark.parametrize(("query", "named", "_canonical"), FILTERED)
+def test_a_filtered_wire_names_its_filter_where_the_unfiltered_one_does_not(client, site, query, named, _canonical):
     unfiltered = head(client, "/wire/")
     assert (unfiltered["title"], unfiltered["h1"], unfiltered["og:title"]) == (
         "The Wire — RepoJournal", "The Wire", "The Wire — RepoJournal")
     filtered = head(client, "/wire/" + query)
     assert (filtered["title"], filtered["h1"], filtered["og:title"]) == (
         f"The Wire: {named} — RepoJournal", f"The Wire: {named}", f"The Wire: {named} — RepoJournal")
+
+
+@pytest.mark.parametrize(("query", "_named", "canonical"), FILTERED)
+def test_a_filtered_wire_is_canonical_with_its_filters_as_stored(client, site, query, _named, canonical):
+    """A listing whose title names its filter is its own page, not a copy of /wire/: its canonical link
+    and og:url keep the filters, spelt as stored, and drop whatever else the URL carried."""
+    unfiltered = head(client, "/wire/")
+    assert (unfiltered["canonical"], unfiltered["og:url"]) == (f"{BASE}/wire/", f"{BASE}/wire/")
+    filtered = head(client, "/wire/" + query)
+    assert (filtered["canonical"], filtered["og:url"]) == (f"{BASE}/wire/{canonical}", f"{BASE}/wire/{canonical}")
+
+
+def test_a_filtered_wire_past_its_first_page_is_canonical_with_its_filter_and_page(client, site):
+    for day in range(25):
+        DigestFactory(topic=site.topic, headline=f"Older digest {day:02d}")
+    first = client.get("/wire/?topic=pytorch").content.decode()
+    following = html.unescape(re.search(r'rel="next" href="([^"]+)"', first).group(1))  # a cursor link
+    for url in ("/wire/?topic=pytorch&page=2", "/wire/" + following):
+        found = head(client, url)
+        assert found["canonical"] == f"{BASE}/wire/?topic=pytorch&page=2", url
+        assert found["og:url"] == f"{BASE}/wire/?topic=pytorch", url
+    assert head(client, "/wire/?page=2")["canonical"] == f"{BASE}/wire/?page=2"
 
 
 def test_a_hostile_topic_name_is_text_in_the_title_and_a_hostile_filter_value_stays_a_404(client, site):
