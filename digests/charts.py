@@ -11,6 +11,15 @@ WIDTH = 520
 HEIGHT = 120
 GAP = 4
 LABEL_SPACE = 16
+#: The axis labels' font size in the ``viewBox``'s units: written on each label, not left to the stylesheet,
+#: because the room below the axis (``LABEL_SPACE``) and the label's position are measured in it.
+LABEL_SIZE = 10
+#: How far each label stands from the frame's left or right edge: a glyph's box can start left of its
+#: origin ("J") and the frame's corners are rounded.
+LABEL_INSET = 4
+#: How far the labels' baseline stands above the frame's bottom: room for descenders (",", "J", "y"),
+#: about a quarter of ``LABEL_SIZE`` in the sans-serif fonts the site names.
+LABEL_DESCENT = 4
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,7 @@ class BarChart:
     width: int = WIDTH
     height: int = HEIGHT
     baseline: int = HEIGHT - LABEL_SPACE
+    label_y: int = HEIGHT - LABEL_DESCENT
 
     @property
     def first_week(self) -> datetime.date:
@@ -61,7 +71,7 @@ class BarChart:
         page's own markup. The numbers are this module's, the month names escaped.
         """
         weeks, total, width, height = len(self.bars), self.total, self.width, self.height
-        last = self.last_week
+        last, label = self.last_week, f'y="{self.label_y}" font-size="{LABEL_SIZE}" class="chart-label"'
         return mark_safe(
             f'<figure class="chart">\n'
             f'    <svg viewBox="0 0 {width} {height}" width="100%" role="img" aria-labelledby="chart-title"'
@@ -70,8 +80,8 @@ class BarChart:
             f" {weeks} weeks, at most {self.peak} in one week</title>\n"
             f'      <line x1="0" y1="{self.baseline}" x2="{width}" y2="{self.baseline}" class="axis"/>\n'
             f"      {self.bars_svg()}\n"
-            f'      <text x="0" y="{height}" class="chart-label">{escape(month_day(self.first_week))}</text>\n'
-            f'      <text x="{width}" y="{height}" text-anchor="end" class="chart-label">'
+            f'      <text x="{LABEL_INSET}" {label}>{escape(month_day(self.first_week))}</text>\n'
+            f'      <text x="{width - LABEL_INSET}" text-anchor="end" {label}>'
             f"{escape(month_day(last))}, {last.year:04d}</text>\n"
             f"    </svg>\n"
             f"    <figcaption>Merged items cited by The Wire, per week, over the last {weeks} weeks"

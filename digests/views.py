@@ -1,5 +1,6 @@
 """Reader pages of The Wire. Public views reach content only through published()."""
 import datetime
+from urllib.parse import urlencode
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.postgres.expressions import ArraySubquery
@@ -148,6 +149,20 @@ def _wire_filters(request) -> tuple[Topic | None, Repository | None]:
     return topic, repository
 
 
+def wire_heading(topic: Topic | None, repository: Repository | None) -> str:
+    """"The Wire", then what the listing is filtered by: its ``<h1>`` and, with the site's name, its
+    ``<title>``, so that each filtered listing is told apart in tabs, history and search results."""
+    names = [name for name in (topic.name if topic else "", repository.full_name if repository else "") if name]
+    return f"The Wire: {' · '.join(names)}" if names else "The Wire"
+
+
+def wire_filter_query(topic: Topic | None, repository: Repository | None) -> str:
+    """The filters as the canonical link's query string: the names as stored (whatever case the reader
+    typed) and nothing else of the request's (empty fields, tracking parameters)."""
+    pairs = [("topic", topic.slug if topic else ""), ("repository", repository.full_name if repository else "")]
+    return urlencode([(key, value) for key, value in pairs if value])
+
+
 def wire_index(request):
     """The Wire: every published digest, newest first, optionally for one topic or repository."""
     topic, repository = _wire_filters(request)
@@ -168,6 +183,8 @@ def wire_index(request):
             "page": page,
             "topic": topic,
             "repository": repository,
+            "heading": wire_heading(topic, repository),
+            "filters": wire_filter_query(topic, repository),
             "topics": Topic.objects.published_choices(),
             "feeds": feed_links("The Wire", "digests:feed"),
         },

@@ -1,11 +1,13 @@
-"""The repository activity chart's weekly counts: one aggregate query, the same as counting by hand."""
+"""The repository activity chart: weekly counts in one aggregate query, the same as counting by hand; its markup."""
 import datetime
 import random
+import xml.etree.ElementTree as ET
 
 import pytest
 from django.test.utils import override_settings
 from django.utils import timezone
 
+from digests.charts import LABEL_INSET, LABEL_SIZE, weekly_bars
 from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory, RepositoryFactory
 from digests.models import Reference
 
@@ -62,14 +64,15 @@ def test_weekly_counts_are_one_query_whatever_the_number_of_references(django_as
     assert "GROUP BY" in captured.captured_queries[0]["sql"]  # weeks counted by the database, not in Python
 
 
-#: The chart's markup as the repository page's template wrote it before ``BarChart.figure_html``.
+#: The chart's markup as the repository page's template wrote it before ``BarChart.figure_html``, with the
+#: axis labels inside the frame (issue 25: ``inset`` from its sides, their baseline at ``chart.label_y``).
 FIGURE_TEMPLATE = """<figure class="chart">
     <svg viewBox="0 0 {{ chart.width }} {{ chart.height }}" width="100%" role="img" aria-labelledby="chart-title" class="bar-chart">
       <title id="chart-title">{{ chart.total }} merged item{{ chart.total|pluralize }} cited over the last {{ chart.bars|length }} weeks, at most {{ chart.peak }} in one week</title>
       <line x1="0" y1="{{ chart.baseline }}" x2="{{ chart.width }}" y2="{{ chart.baseline }}" class="axis"/>
       {{ chart.bars_svg }}
-      <text x="0" y="{{ chart.height }}" class="chart-label">{{ chart.first_week|date:"M j" }}</text>
-      <text x="{{ chart.width }}" y="{{ chart.height }}" text-anchor="end" class="chart-label">{{ chart.last_week|date:"M j, Y" }}</text>
+      <text x="{{ inset }}" y="{{ chart.label_y }}" font-size="{{ size }}" class="chart-label">{{ chart.first_week|date:"M j" }}</text>
+      <text x="{{ right }}" text-anchor="end" y="{{ chart.label_y }}" font-size="{{ size }}" class="chart-label">{{ chart.last_week|date:"M j, Y" }}</text>
     </svg>
     <figcaption>Merged items cited by The Wire, per week, over the last {{ chart.bars|length }} weeks (total {{ chart.total }}).</figcaption>
   </figure>"""
@@ -81,9 +84,34 @@ def test_the_figure_is_what_the_template_wrote(counts):
     in January, across a new year), numbers past a thousand."""
     from django.template import Context, Template
 
-    from digests.charts import weekly_bars
-
     first = datetime.date(2025, 7, 28)
     chart = weekly_bars([(first + datetime.timedelta(weeks=i), count) for i, count in enumerate(counts)])
     assert chart.last_week.year == 2026 and chart.first_week.year == 2025
-    assert chart.figure_html() == Template(FIGURE_TEMPLATE).render(Context({"chart": chart}))
+    placed = {"inset": LABEL_INSET, "right": chart.width - LABEL_INSET, "size": LABEL_SIZE}
+    assert chart.figure_html() == Template(FIGURE_TEMPLATE).render(Context({"chart": chart, **placed}))
+
+
+def edge_labels(chart) -> list:
+    """The figure's axis labels (``<text>`` elements of the ``<svg>``), parsed as the XML they are."""
+    return ET.fromstring(chart.figure_html()).find("svg").findall("text")
+
+
+@pytest.mark.parametrize("counts", [[0] * 26, [3, 0, 12, 1] * 6 + [7, 2]])
+def test_both_axis_labels_are_alike_and_drawn_inside_the_frame(counts):
+    """Issue 25: the last label ("Nov 23, 2026") was drawn past the frame. Both labels have one class and
+    one size, stand clear of the left and right edges (the last anchored to its end), and leave room
+    under their baseline for descenders ("," "J" "y") inside the ``viewBox`` and above it for the axis."""
+    last = datetime.date(2026, 11, 23)
+    chart = weekly_bars([(last - datetime.timedelta(weeks=len(counts) - 1 - i), count) for i, count in enumerate(counts)])
+    first_label, last_label = edge_labels(chart)
+    assert (first_label.text, last_label.text) == ("Jun 1", "Nov 23, 2026")
+    assert first_label.get("class") == last_label.get("class") == "chart-label"
+    assert first_label.get("font-size") is not None  # not left to a stylesheet rule
+    assert first_label.get("font-size") == last_label.get("font-size")
+    size = float(first_label.get("font-size"))
+    assert first_label.get("text-anchor", "start") == "start" and last_label.get("text-anchor") == "end"
+    assert 0 < float(first_label.get("x")) and float(last_label.get("x")) < chart.width
+    for label in (first_label, last_label):
+        baseline = float(label.get("y"))
+        assert baseline + 0.25 * size <= chart.height  # a descender stays inside the frame
+        assert baseline - 0.95 * size >= chart.baseline  # and the tallest glyph below the axis

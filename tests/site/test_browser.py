@@ -135,3 +135,34 @@ def test_pages_work_on_a_phone_without_javascript(live_server, browser, reader_s
     page.locator(".site-search button").click()
     expect(page.locator(".result-count")).to_contain_text("for “headline”")
     context.close()
+
+
+#: Each axis label's box and font size, and the box inside the chart's frame (its border excluded).
+CHART_LABELS_JS = """() => {
+  const svg = document.querySelector('figure.chart svg'), frame = svg.getBoundingClientRect();
+  const inner = {left: frame.left + svg.clientLeft, top: frame.top + svg.clientTop,
+                 right: frame.left + svg.clientLeft + svg.clientWidth, bottom: frame.top + svg.clientTop + svg.clientHeight};
+  const labels = [...svg.querySelectorAll('text')].map(text => {
+    const box = text.getBoundingClientRect();
+    return {text: text.textContent, size: getComputedStyle(text).fontSize, height: box.height,
+            left: box.left, top: box.top, right: box.right, bottom: box.bottom};
+  });
+  return {inner, labels};
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_repository_chart_labels_are_the_same_size_inside_the_frame(live_server, browser, reader_site, width):
+    """Issue 25: the chart's last label ("Nov 23, 2026") was drawn past the frame. As the browser lays
+    them out, both labels have one font size and their boxes (ascent to descent) lie inside the frame."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(live_server.url + "/repos/pytorch/pytorch/")
+    found = page.evaluate(CHART_LABELS_JS)
+    context.close()
+    inner, (first, last) = found["inner"], found["labels"]
+    assert ", 20" in last["text"]  # the last week's label, with its year
+    assert first["size"] == last["size"] and abs(first["height"] - last["height"]) < 0.5
+    for label in (first, last):
+        assert inner["left"] <= label["left"] and label["right"] <= inner["right"], (label, inner)
+        assert inner["top"] <= label["top"] and label["bottom"] <= inner["bottom"], (label, inner)

@@ -24,9 +24,10 @@ def test_reader_pages_have_no_html_errors(client, site, java_path, tmp_path):
     post = site.posts[1]
     urls = {
         "home": "/", "digest": digest.get_absolute_url(), "post": post.get_absolute_url(), "tag": "/tags/cuda/",
-        "author": "/authors/edward-yang/", "wire": "/wire/", "posts": "/posts/", "topic": "/topics/pytorch/",
-        "topics": "/topics/", "repository": "/repos/pytorch/pytorch/", "tags": "/tags/", "search": "/search/?q=cuda",
-        "not-found": "/no/such/page/",
+        "author": "/authors/edward-yang/", "wire": "/wire/",
+        "wire-filtered": "/wire/?topic=pytorch&repository=pytorch/pytorch", "posts": "/posts/",
+        "topic": "/topics/pytorch/", "topics": "/topics/", "repository": "/repos/pytorch/pytorch/", "tags": "/tags/",
+        "search": "/search/?q=cuda", "not-found": "/no/such/page/",
     }
     files = []
     for name, url in urls.items():
