@@ -126,10 +126,14 @@ class Stack:
                 pids += [pid, *(int(child) for child in children.split())]
         return pids
 
-    def kill_workers(self) -> None:
-        """``kill -9`` of every worker process, pools included (beat, a program of its own, keeps running)."""
+    def kill_workers(self, pids: list[int] | None = None) -> None:
+        """``kill -9`` of every worker process, pools included (beat, a program of its own, keeps running).
+
+        ``pids``: read beforehand (``worker_pids`` asks supervisorctl, which takes a while), so the
+        kill lands at the moment the caller chose."""
+        pids = pids or self.worker_pids()
         self.mark_logs()
-        for pid in self.worker_pids():
+        for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
