@@ -3,10 +3,10 @@ API's ``q`` (``blog/api.py``), so both find the same things with the same operat
 
 On PostgreSQL a query is ``websearch_to_tsquery`` syntax ("quoted phrases", -exclusions, ``or``)
 matched against each row's stored, weighted ``search_vector`` (see ``search_migrations``) and
-ranked by ``ts_rank``. On SQLite every word of the query must be in the row's FTS5 index,
-where words are stemmed as PostgreSQL's ``english`` configuration stems them ("allocators"
-finds "allocator"); operators are PostgreSQL's alone. These live here, beneath the content
-apps, because the API of a content app may not import ``reader``.
+ranked by ``ts_rank``. On SQLite every word of the query but the ``english`` configuration's
+stop words must be in the row's FTS5 index, where words are stemmed as that configuration
+stems them ("allocators" finds "allocator"); operators are PostgreSQL's alone. These live
+here, beneath the content apps, because the API of a content app may not import ``reader``.
 """
 import re
 
@@ -28,9 +28,23 @@ def clean_query(raw: str | None) -> str:
     return " ".join(CONTROL_CHARACTERS.sub(" ", raw or "").split())[:MAX_QUERY_LENGTH]
 
 
+#: The stop words of PostgreSQL's ``english`` configuration (its ``tsearch_data/english.stop``,
+#: Snowball's English list), which it leaves out of a query and of the vectors; SQLite leaves
+#: them out of a query too, so "allocator for memory" finds what it finds on PostgreSQL.
+ENGLISH_STOP_WORDS = frozenset("""
+i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her
+hers herself it its itself they them their theirs themselves what which who whom this that these
+those am is are was were be been being have has had having do does did doing a an the and but if or
+because as until while of at by for with about against between into through during before after
+above below to from up down in out on off over under again further then once here there when where
+why how all any both each few more most other some such no nor not only own same so than too very s
+t can will just don should now
+""".split())
+
+
 def query_words(query: str) -> list[str]:
-    """The words SQLite matches (operators are PostgreSQL's alone)."""
-    return re.findall(r"\w+", query)[:MAX_WORDS]
+    """The words SQLite matches: stop words left out, as PostgreSQL leaves them (operators are its alone)."""
+    return [word for word in re.findall(r"\w+", query) if word.lower() not in ENGLISH_STOP_WORDS][:MAX_WORDS]
 
 
 def fts5_query(words: list[str]) -> str:

@@ -4,10 +4,11 @@ The query's parsing and matching are ``publishing.search``'s (the API's ``q`` sh
 On PostgreSQL: a weighted full-text search (title A, summary/excerpt B, body C)
 in ``websearch_to_tsquery`` syntax ("quoted phrases", -exclusions, or), over
 stored, generated ``search_vector`` columns with GIN indexes (see
-search_migrations). On SQLite: every word of the query must be in a row's FTS5
-index, where words are stemmed (the Porter stemmer, as PostgreSQL's english
-configuration stems ordinary words: "allocators" finds "allocator"); newest
-first, with a snippet around the first word whose Porter stem is a query word's.
+search_migrations). On SQLite: every word of the query but stop words must be
+in a row's FTS5 index, where words are stemmed (the Porter stemmer, as
+PostgreSQL's english configuration stems ordinary words: "allocators" finds
+"allocator"); newest first, with a snippet around the first word whose Porter
+stem is a query word's.
 
 What a search costs must not grow with the archive, so on PostgreSQL each kind
 **ranks only its newest matches**: the newest 20 posts (by publication), the

@@ -17,7 +17,7 @@ from blog.factories import PostFactory
 from blog.models import Post
 from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory
 from digests.models import Digest, DigestReference, Reference
-from publishing.search import fts5_query
+from publishing.search import ENGLISH_STOP_WORDS, fts5_query, query_words
 from publishing.search_migrations import fts_table
 from publishing.workflow import Status
 from reader import search
@@ -47,6 +47,7 @@ STEMMED = [
     ("tensors", "posts", POST, "tensor"),  # a word only in the body
     ("splitting", "posts", POST, "split"),
     ("caching allocators", "posts", POST, "allocated"),
+    ("tensors of blocks", "posts", POST, "tensor"),  # "of" is a stop word, left out (the post has none)
     ("regressions", "digests", DIGEST, "regressed"),
     ("regressing", "digests", DIGEST, "regressed"),
     ("quantizing", "references", REFERENCE, "Quantized"),
@@ -65,9 +66,11 @@ def test_other_forms_of_a_word_find_it_on_either_database(worded, query, kind, t
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("query", ["allocatorz", "llocat", "allocators zebra", "fragment tensors zebra"])
+@pytest.mark.parametrize("query", ["allocatorz", "llocat", "allocators zebra", "fragment tensors zebra",
+                                   "why are the", "what to do about it"])
 def test_a_fragment_or_a_missing_word_finds_nothing(worded, query):
-    """A piece of a word is not the word (SQLite's first fallback matched substrings: "llocat" found the post)."""
+    """A piece of a word is not the word (SQLite's first fallback matched substrings: "llocat" found the post);
+    a query of stop words only is no query (PostgreSQL's ``english`` configuration leaves them out)."""
     assert search.search(query).count == 0
 
 
@@ -182,6 +185,19 @@ def test_fts5_syntax_in_a_query_is_read_as_words(client, worded, query):
 def test_no_query_is_an_error(worded, query):
     search.search(query)
     Post.objects.search(query)[0].count()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's english configuration")
+@pytest.mark.django_db
+def test_the_stop_words_sqlite_leaves_out_are_postgresqls():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT word FROM unnest(%s::text[]) word WHERE ts_lexize('english_stem', word) <> '{}'",
+                       [sorted(ENGLISH_STOP_WORDS)])
+        assert cursor.fetchall() == []
+
+
+def test_query_words_leave_out_stop_words_in_any_case():
+    assert query_words("What is the allocator FOR, and why? Tensors") == ["allocator", "Tensors"]
 
 
 def test_each_word_is_one_fts5_string():
