@@ -43,7 +43,8 @@ RELATED_CARDS_SQL = """
     ORDER BY shared_tags DESC, post.published_at DESC, post.id DESC
     LIMIT %(limit)s
 """
-#: Searched fields and their weights (the migrations store frozen copies of them in ``search_vector``).
+#: Searched fields and their weights (the migrations store frozen copies: PostgreSQL's ``search_vector``,
+#: SQLite's FTS5 index).
 SEARCH_FIELDS = {"title": "A", "excerpt": "B", "body": "C"}
 #: Silent reading speed used for "N min read".
 WORDS_PER_MINUTE = 230
@@ -106,9 +107,9 @@ class PostQuerySet(PublishableQuerySet):
 
     def search(self, query: str):
         """Posts matching a reader's query as the site search matches them (``publishing.search``):
-        ranked full text on PostgreSQL, every word somewhere elsewhere. Returns ``(posts, ranked)``;
-        the posts carry ``search_rank`` (higher is better; 0 when not ``ranked``)."""
-        return full_text(self, SEARCH_FIELDS, query)
+        ranked full text on PostgreSQL, every (stemmed) word in the FTS5 index on SQLite. Returns
+        ``(posts, ranked)``; the posts carry ``search_rank`` (higher is better; 0 when not ``ranked``)."""
+        return full_text(self, query)
 
     def tags_with_counts(self):
         """Tag objects of these posts, each annotated with ``post_count`` (posts of this queryset only)."""

@@ -93,7 +93,8 @@ class PostFilters(ListParams):
     q: text(200, min_length=1) | None = Field(None, description=(
         "Search as the site's search does: on PostgreSQL full text over title, excerpt and body with "
         "\"quoted phrases\", -exclusions and `or`, best match first (the cursor follows that order); "
-        "on SQLite every word must appear, in the usual order."
+        "on SQLite every word but stop words must appear, stemmed as on PostgreSQL (`allocators` finds "
+        "\"allocator\"), in the usual order."
     ))
     status: StatusName | None = Field(None, description="Needs a read:drafts token for anything but published.")
 

@@ -1,13 +1,16 @@
-"""Full-text search storage on PostgreSQL: a stored, weighted ``search_vector`` column with a GIN index.
+"""Full-text search storage: stored, weighted vectors on PostgreSQL, FTS5 indexes on SQLite.
 
-The column is ``GENERATED ALWAYS AS (...) STORED``, so PostgreSQL keeps it up
-to date on every insert and update (``bulk_create`` and ``update()`` included)
-and searches read it instead of re-parsing bodies. It is added by
-vendor-conditional migrations and is not a model field: SQLite, where the
-fallback search needs no index, never sees it, and the migrations are no-ops
-there. The first search migrations used an expression index instead; matches
+PostgreSQL: a ``search_vector`` column ``GENERATED ALWAYS AS (...) STORED``, so
+PostgreSQL keeps it up to date on every insert and update (``bulk_create`` and
+``update()`` included) and searches read it instead of re-parsing bodies, with a
+GIN index. It is added by vendor-conditional migrations and is not a model
+field. The first search migrations used an expression index instead; matches
 had to be re-parsed to be checked and ranked (about 0.4-1 s for 400 long posts),
 so it is replaced here.
+
+SQLite: an FTS5 table per searched table (``add_sqlite_search``), so words are
+stemmed there as PostgreSQL's ``english`` configuration stems them ("allocators"
+finds "allocator"), where the first fallback matched substrings (issue 25).
 """
 from django.contrib.postgres.indexes import GinIndex
 
@@ -209,5 +212,59 @@ def add_citation_search_index():
     def backwards(apps, schema_editor):
         if schema_editor.connection.vendor == "postgresql":
             schema_editor.execute(f"DROP INDEX {CITATION_GIN}")
+
+    return forwards, backwards
+
+
+#: SQLite's FTS5 tokenizer: ``unicode61``'s words, case-folded, then the Porter stemmer (the
+#: algorithm PostgreSQL's ``english`` Snowball stemmer refines: the same stem for ordinary
+#: English words). Diacritics are kept ("café" is not "cafe"), as the ``english`` configuration keeps them.
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 0"
+
+
+def fts_table(table: str) -> str:
+    """The FTS5 index of `table` on SQLite (its shadow tables are ``<name>_data`` and so on)."""
+    return f"{table}_fts"
+
+
+def sqlite_search_sql(table: str, fields: tuple[str, ...]) -> list[str]:
+    """The statements that create and fill `table`'s FTS5 index of `fields`, and keep it with triggers.
+
+    An external-content table: FTS5 stores only the index and reads the text from
+    `table` by ``rowid`` (the ``id``). Triggers keep it on every insert, delete and
+    change of a searched column, whoever writes (``save()``, ``bulk_create``,
+    ``update()``, raw SQL); a change of status alone reindexes nothing. ``rebuild``
+    indexes the rows already there. A migration that remakes `table` on SQLite
+    (Django copies it to a new table) drops its triggers: it must run these again.
+    """
+    fts, columns = fts_table(table), ", ".join(fields)
+    old = ", ".join(f"old.{name}" for name in fields)
+    new = ", ".join(f"new.{name}" for name in fields)
+    delete = f"INSERT INTO {fts}({fts}, rowid, {columns}) VALUES ('delete', old.id, {old});"
+    insert = f"INSERT INTO {fts}(rowid, {columns}) VALUES (new.id, {new});"
+    return [
+        f"CREATE VIRTUAL TABLE {fts} USING fts5({columns}, content='{table}', content_rowid='id', "
+        f"tokenize='{FTS_TOKENIZER}')",
+        f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} BEGIN {insert} END",
+        f"CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} BEGIN {delete} END",
+        f"CREATE TRIGGER {fts}_update AFTER UPDATE OF {columns} ON {table} BEGIN {delete} {insert} END",
+        f"INSERT INTO {fts}({fts}) VALUES ('rebuild')",
+    ]
+
+
+def add_sqlite_search(app_label: str, model_name: str, fields: tuple[str, ...]):
+    """A (forwards, backwards) pair for ``RunPython``: the FTS5 index of `fields`, SQLite only."""
+
+    def forwards(apps, schema_editor):
+        if schema_editor.connection.vendor == "sqlite":
+            for statement in sqlite_search_sql(apps.get_model(app_label, model_name)._meta.db_table, fields):
+                schema_editor.execute(statement)
+
+    def backwards(apps, schema_editor):
+        if schema_editor.connection.vendor == "sqlite":
+            fts = fts_table(apps.get_model(app_label, model_name)._meta.db_table)
+            for trigger in ("insert", "delete", "update"):
+                schema_editor.execute(f"DROP TRIGGER {fts}_{trigger}")
+            schema_editor.execute(f"DROP TABLE {fts}")
 
     return forwards, backwards

@@ -10,33 +10,25 @@ import re
 import threading
 
 import Stemmer
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 SNIPPET_WORDS = 30
-#: Snippets are cut from at most this many characters of the start of a hit's text.
+#: On PostgreSQL snippets are cut from at most this many characters of the start of a hit's text.
 SNIPPET_SOURCE_CHARS = 1000
-# Control characters no reader types, so they can mark matches through escaping.
-START, STOP = "\x02", "\x03"
-
-
-MARKED = re.compile(f"{START}([^{START}{STOP}]*){STOP}")
-
-
-def mark_sentinels(text: str) -> SafeString:
-    """Escape `text`, then turn each START…STOP pair into a ``<mark>``; stray sentinels are dropped."""
-    marked = MARKED.sub(lambda match: f"<mark>{match.group(1)}</mark>", escape(text or ""))
-    return mark_safe(marked.replace(START, "").replace(STOP, ""))
 
 
 _local = threading.local()
 
 
-def stem(word: str) -> str:
-    """The Snowball ``english`` stem of `word`, as PostgreSQL's english configuration makes it."""
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:  # Stemmer objects must not be shared between threads
-        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+def stem(word: str, algorithm: str = "english") -> str:
+    """The Snowball `algorithm` stem of `word`: ``english`` as PostgreSQL's english configuration
+    makes it, ``porter`` as SQLite's FTS5 ``porter`` tokenizer does (the original Porter stemmer)."""
+    stemmers = getattr(_local, "stemmers", None)
+    if stemmers is None:  # Stemmer objects must not be shared between threads
+        stemmers = _local.stemmers = {}
+    stemmer = stemmers.get(algorithm)
+    if stemmer is None:
+        stemmer = stemmers[algorithm] = Stemmer.Stemmer(algorithm)
     return stemmer.stemWord(word.lower())
 
 
@@ -55,6 +47,9 @@ MAX_KNOWN_WORDS = 2000
 class Highlighter:
     """Marks the words whose Snowball stem is one of the query's lexemes, like ``ts_headline``.
 
+    The stems are `algorithm`'s: ``english`` for PostgreSQL's lexemes, ``porter`` for the
+    stems SQLite's FTS5 index matched, so a snippet marks what the database matched.
+
     ``ts_headline`` re-parses each text with PostgreSQL's parser (about 0.2 ms
     per 600 characters, for up to 30 hits); this does the same in Python with
     the same ``english`` (Snowball) stemmer, so "allocation" still marks
@@ -67,8 +62,9 @@ class Highlighter:
     The word boundary is checked here: ``\\b`` and ``IGNORECASE`` made a scan twice as dear.
     """
 
-    def __init__(self, lexemes: frozenset[str]):
+    def __init__(self, lexemes: frozenset[str], algorithm: str = "english"):
         self.lexemes = lexemes
+        self.algorithm = algorithm
         self.known: dict[str, bool] = {}
         prefixes = sorted({lexeme[: max(2, len(lexeme) - 2)] for lexeme in lexemes}, key=len, reverse=True)
         self.prefixes = tuple(prefixes)  # longest first: the alternative a regular expression would take
@@ -81,7 +77,7 @@ class Highlighter:
         if known is None:
             if len(self.known) >= MAX_KNOWN_WORDS:
                 self.known.clear()
-            known = self.known[word] = stem(word) in self.lexemes
+            known = self.known[word] = stem(word, self.algorithm) in self.lexemes
         return known
 
     def spans(self, text: str):
@@ -153,14 +149,6 @@ def highlighter(querytree: str) -> Highlighter:
     return Highlighter(query_lexemes(querytree))
 
 
-def plain_snippet(text: str, words: list[str]) -> SafeString:
-    """About SNIPPET_WORDS words of `text` around the first match, matches marked."""
-    tokens = (text or "").split()
-    pattern = re.compile("|".join(re.escape(word) for word in words), re.IGNORECASE)
-    first = next((index for index, token in enumerate(tokens) if pattern.search(token)), 0)
-    start = max(0, first - SNIPPET_WORDS // 3)
-    excerpt = " ".join(tokens[start : start + SNIPPET_WORDS])
-    marked = pattern.sub(lambda match: f"{START}{match.group(0)}{STOP}", excerpt) if words else excerpt
-    prefix = "… " if start else ""
-    suffix = " …" if start + SNIPPET_WORDS < len(tokens) else ""
-    return mark_sentinels(f"{prefix}{marked}{suffix}")
+def porter_highlighter(words: list[str]) -> Highlighter:
+    """Marks what SQLite's FTS5 index matched for `words`: each word's Porter stem is a lexeme."""
+    return Highlighter(frozenset(stem(word, "porter") for word in words), "porter")

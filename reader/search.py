@@ -4,8 +4,11 @@ The query's parsing and matching are ``publishing.search``'s (the API's ``q`` sh
 On PostgreSQL: a weighted full-text search (title A, summary/excerpt B, body C)
 in ``websearch_to_tsquery`` syntax ("quoted phrases", -exclusions, or), over
 stored, generated ``search_vector`` columns with GIN indexes (see
-search_migrations). On SQLite: every word must appear somewhere, newest first,
-with a plain snippet around the first match.
+search_migrations). On SQLite: every word of the query but stop words must be
+in a row's FTS5 index, where words are stemmed (the Porter stemmer, as
+PostgreSQL's english configuration stems ordinary words: "allocators" finds
+"allocator"); newest first, with a snippet around the first word whose Porter
+stem is a query word's.
 
 What a search costs must not grow with the archive, so on PostgreSQL each kind
 **ranks only its newest matches**: the newest 20 posts (by publication), the
@@ -54,17 +57,18 @@ from blog.models import SEARCH_FIELDS, Post
 from digests.cards import display_title
 from digests.models import Digest, Reference, Repository
 
-from publishing.search import TSQUERY_SQL, clean_query, query_words, with_every_word
+from publishing.search import TSQUERY_SQL, clean_query, fts_match, query_words
 from publishing.workflow import Status
 
-from .highlighting import SNIPPET_SOURCE_CHARS, highlighter, plain_snippet
+from .highlighting import SNIPPET_SOURCE_CHARS, highlighter, porter_highlighter
 
 RESULTS_PER_KIND = 10
 #: PostgreSQL ranks only the newest this-many matches of each kind (see the module docstring).
 CANDIDATES_PER_KIND = {"posts": 20, "digests": 20, "references": 10}
 
 
-#: Searched fields and their weights; the migrations store these vectors (frozen copies) on PostgreSQL.
+#: Searched fields and their weights; the migrations index frozen copies of them: weighted vectors on
+#: PostgreSQL, FTS5 tables (no weights: SQLite does not rank) on SQLite.
 POST_FIELDS = SEARCH_FIELDS
 DIGEST_FIELDS = {"headline": "A", "summary": "B", "body": "C"}
 REFERENCE_FIELDS = {"title": "A", "body": "C"}
@@ -115,7 +119,7 @@ def search(raw_query: str | None) -> Results:
     query = clean_query(raw_query)
     if not query:
         return Results(query="")
-    backend = _search_postgres if connection.vendor == "postgresql" else _search_fallback
+    backend = _search_postgres if connection.vendor == "postgresql" else _search_sqlite
     return backend(query)
 
 
@@ -242,26 +246,24 @@ def slug_url(name: str):
 SLUG_SAFE = "!$&'()*+,;=/~:@"
 
 
-# SQLite and anything else ---------------------------------------------------------------
+# SQLite ----------------------------------------------------------------------------------
 
-def _matching(queryset, fields, words: list[str]):
-    return with_every_word(queryset, fields, words)[:RESULTS_PER_KIND]
-
-
-def _search_fallback(query: str) -> Results:
+def _search_sqlite(query: str) -> Results:
+    """Every word in the FTS5 index, newest first; snippets mark the words with a query word's Porter stem."""
     words = query_words(query)
     if not words:
         return Results(query=query)
-    posts = _matching(Post.objects.published(), POST_FIELDS, words)
-    digests = _matching(Digest.objects.published().select_related("topic"), DIGEST_FIELDS, words)
-    references = _matching(Reference.objects.published().select_related("repository"), REFERENCE_FIELDS, words)
+    posts = fts_match(Post.objects.published(), words)[:RESULTS_PER_KIND]
+    digests = fts_match(Digest.objects.published().select_related("topic"), words)[:RESULTS_PER_KIND]
+    references = fts_match(Reference.objects.published().select_related("repository"), words)[:RESULTS_PER_KIND]
+    highlight = porter_highlighter(words)
 
     def snippet(item) -> SafeString:
         if isinstance(item, Post):
-            return plain_snippet(f"{item.excerpt} {item.body}", words)
+            return highlight.snippet(f"{item.excerpt} {item.body}")
         if isinstance(item, Digest):
-            return plain_snippet(f"{item.summary} {item.body}", words)
-        return plain_snippet(f"{item.title} {item.body}", words)
+            return highlight.snippet(f"{item.summary} {item.body}")
+        return highlight.snippet(f"{item.title} {item.body}")
 
     return _results(query, posts, digests, references, snippet)
 

@@ -1,4 +1,4 @@
-"""/search/?q=: published posts, digests and references; PostgreSQL full text or the SQLite fallback."""
+"""/search/?q=: published posts, digests and references; PostgreSQL full text or SQLite's FTS5 index."""
 import datetime
 
 import pytest
@@ -64,15 +64,12 @@ def test_snippets_escape_hostile_source_text_and_mark_matches(client, site):
     assert "<mark>" in html
 
 
-def test_mark_sentinels_escapes_then_marks_only_balanced_pairs():
-    text = f"<b>{highlighting.START}hit{highlighting.STOP}</b> {highlighting.START}stray"
-    assert highlighting.mark_sentinels(text) == "&lt;b&gt;<mark>hit</mark>&lt;/b&gt; stray"
-
-
-def test_plain_snippet_centres_on_the_first_match():
-    words = " ".join(f"w{n}" for n in range(100)) + " target " + " ".join(f"v{n}" for n in range(100))
-    snippet = highlighting.plain_snippet(words, ["target"])
-    assert snippet.startswith("… ") and snippet.endswith(" …") and "<mark>target</mark>" in snippet
+def test_porter_highlighter_marks_the_words_sqlite_matched():
+    """SQLite's FTS5 stems with the original Porter algorithm: the marks follow its stems, not ``english``'s."""
+    highlight = highlighting.porter_highlighter(["allocators", "platypuses"])
+    snippet = highlight.snippet("The Allocator allocates; a platypus, two platypuses; allow allocation.")
+    assert snippet == ("The <mark>Allocator</mark> <mark>allocates</mark>; a platypus, two <mark>platypuses</mark>; "
+                       "allow <mark>allocation</mark>.")
 
 
 @ON_POSTGRES
