@@ -203,13 +203,14 @@ def manage_command(arguments: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["up", "down", "status", "render", "manage"])
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["manage"]:  # everything after it is the management command's own
+        return manage_command(argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog="manage ARGS...: a management command with the topology's environment")
+    parser.add_argument("command", choices=["up", "down", "status", "render"])
     parser.add_argument("--no-prepare", action="store_true", help="skip migrate and collectstatic")
-    parser.add_argument("arguments", nargs=argparse.REMAINDER, help="manage: the management command and its options")
     args = parser.parse_args(argv)
-    if args.command == "manage":
-        return manage_command(args.arguments)
     if args.command == "up":
         return up(prepare=not args.no_prepare)
     if args.command == "down":
