@@ -7,6 +7,7 @@ import time
 
 import httpx
 import pytest
+from werkzeug import Response
 
 from .conftest import PROJECT_DIR, free_port, wait_for
 
@@ -102,6 +103,46 @@ def test_an_instance_whose_dependencies_are_away_stays_in_the_edge(tmp_path, htt
         answers = [httpx.post(f"http://127.0.0.1:{port}/webhooks/github", content=b"{}", timeout=5).status_code
                    for _ in range(5)]
         assert answers == [202] * 5
+    finally:
+        varnish.terminate()
+        varnish.wait(timeout=30)
+
+
+@needs_varnish
+def test_while_no_instance_reads_its_database_expired_pages_are_served_stale(tmp_path, httpserver):
+    """PostgreSQL away: /health/live/ answers, /health/ready/ does not, and pages answer 503.
+
+    The edge still routes to the instance (writes get the app's own 503 with Retry-After), but
+    a page past its s-maxage is served stale for its whole stale-if-error -- not just the 60 s
+    of stale-while-revalidate it gets while the app can render pages. A VCL routing by
+    liveness alone would answer this reader with the 503 (the page expired 62 s ago).
+    """
+    pages = iter([200])
+    httpserver.expect_request("/health/live/").respond_with_data("live\n")
+    httpserver.expect_request("/health/ready/").respond_with_data("Database: unavailable\n", status=500)
+    httpserver.expect_request("/health/").respond_with_data("Database: unavailable\n", status=500)
+    httpserver.expect_request("/posts/").respond_with_handler(lambda request: Response(
+        "the page as it was", status=next(pages, 503),
+        headers={"Cache-Control": "public, max-age=0, s-maxage=1, stale-while-revalidate=60, stale-if-error=86400"}))
+    (tmp_path / "default.vcl").write_text(rendered((str(httpserver.port), str(httpserver.port))))
+    port = free_port()
+    varnish = subprocess.Popen(
+        ["varnishd", "-F", "-j", "none", "-a", f"127.0.0.1:{port}", "-f", str(tmp_path / "default.vcl"),
+         "-n", str(tmp_path / "work"), "-s", "malloc,16m", "-T", "127.0.0.1:0", "-p", "default_grace=0s"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        def answered():
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/posts/", timeout=5)
+            except httpx.HTTPError:
+                return None
+
+        first = wait_for(answered, 30, interval=0.2)
+        assert first is not None and first.status_code == 200
+        time.sleep(62)  # past s-maxage + the 60 s a healthy app's pages get
+        stale = httpx.get(f"http://127.0.0.1:{port}/posts/", timeout=5)
+        assert (stale.status_code, stale.text) == (200, "the page as it was")
     finally:
         varnish.terminate()
         varnish.wait(timeout=30)
