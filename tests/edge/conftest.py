@@ -83,7 +83,28 @@ def topology_env(tmp: Path, database_name: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def edge(django_db_setup, django_db_blocker, tmp_path_factory):
+def test_database(django_db_setup, django_db_blocker):
+    """The test database, also when no collected test asks for `db` (``pytest tests/edge`` alone).
+
+    pytest-django creates test databases only for the aliases some collected test needs; these
+    tests never ask (their rows must be committed for the app processes), so run alone they
+    would point the topology at the database DATABASE_URL names itself, not a test copy.
+    """
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    if connection.settings_dict["NAME"] == connection.creation._get_test_db_name():
+        yield  # another test of the session asked for it: pytest-django made it
+        return
+    with django_db_blocker.unblock():
+        config = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(config, verbosity=0)
+
+
+@pytest.fixture(scope="session")
+def edge(test_database, django_db_blocker, tmp_path_factory):
     """The running topology; stopped before the test database is dropped."""
     reason = requirements_missing()
     if reason:
