@@ -124,7 +124,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic writes (and WhiteNoise serves from in production); tests/edge and the bench
+# collect into their own temporary topology so they never touch the checkout's copy.
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
 
 LOGIN_URL = "admin:login"
 

@@ -116,3 +116,27 @@ def test_the_edge_is_measured_or_skipped_with_a_reason(quick_run):
     assert len(hits) == 4 and all(target["rps"] > 0 and target["errors"] == 0 for target in hits)
     assert edge["publish_to_visible"]["publishes"] > 0 and edge["publish_to_visible"]["p99_s"] > 0
     assert edge["failover"]["requests"] > 0 and edge["failover"]["failed"] == 0
+
+
+def test_the_edge_reports_bytes_per_page_compressed_and_not(quick_run):
+    results, docs = quick_run
+    if "skipped" in results["edge"]:
+        pytest.skip(results["edge"]["skipped"])
+    for target in (t for t in results["edge"]["targets"] if t["name"] != "baseline"):
+        sizes = target["bytes"]
+        assert sizes["encoding"] == "gzip", target["name"]
+        assert 0 < sizes["compressed"] < sizes["uncompressed"], target["name"]
+    assert "KB gzip" in docs.read_text()
+
+
+def test_every_edge_edit_is_recorded_and_answered_200(quick_run):
+    """A failed edit purges nothing: the hit ratio beside it would be measured with fewer purges."""
+    results, _ = quick_run
+    if "skipped" in results["edge"]:
+        pytest.skip(results["edge"]["skipped"])
+    under_edits = results["edge"]["hit_ratio_with_an_edit_per_second"]
+    assert under_edits["edits"] > 0
+    assert under_edits["edit_statuses"] == [200] * under_edits["edits"], under_edits["failed_examples"]
+    assert under_edits["failed_edits"] == 0
+    checked = {check["check"]: check for check in results["checks"]}
+    assert checked["edge: edits answered 200"]["ok"]
