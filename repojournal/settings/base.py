@@ -64,9 +64,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # turns axes' lockout into accounts.lockout.locked_out's page
+    # A lost database is a 503, not a 500 (process_exception: the only one, so its place is free).
+    "repojournal.outages.DatabaseOutageMiddleware",
     "reader.caching.PageCacheMiddleware",  # outer middleware adds its headers to cached pages
     "edge.middleware.SurrogateKeyMiddleware",  # inside the page cache: pages are stored with their keys
-    "repojournal.outages.DatabaseOutageMiddleware",  # last, so asked first: a lost database is a 503, not a 500
 ]
 # Seconds a client is asked to wait (Retry-After) when the database is away (repojournal/outages.py).
 OUTAGE_RETRY_AFTER = int(os.environ.get("OUTAGE_RETRY_AFTER", "30"))
