@@ -11,6 +11,7 @@ import logging
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
+from PIL import Image as PillowImage
 
 from . import processing
 from .models import Image
@@ -101,6 +102,20 @@ def delete_files(image: Image) -> None:
             storage.delete(name)
         except Exception:  # noqa: BLE001 -- a leftover file is harmless; a failed delete must not undo the row's
             logger.warning("Could not delete %s of image %s", name, image.pk, exc_info=True)
+
+
+def open_fallback(image: Image):
+    """The widest fallback rendition (re-encoded at upload, metadata-free) as a Pillow image: what a
+    post's social card draws from its lead image. None if the storage cannot give it: the card is then
+    drawn without it rather than the post's save failing."""
+    try:
+        with public_storage().open(image.fallback_name, "rb") as stored:
+            photo = PillowImage.open(stored, formats=["JPEG", "PNG"])
+            photo.load()
+    except Exception:  # noqa: BLE001 -- storage errors are many (OSError, botocore's); the card can do without
+        logger.warning("Could not read %s of image %s for a social card", image.fallback_name, image.pk, exc_info=True)
+        return None
+    return photo
 
 
 def url(name: str) -> str:

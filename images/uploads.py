@@ -63,6 +63,9 @@ class UploadForm(forms.Form):
     caption = forms.CharField(max_length=500, required=False, help_text="Optional, for every image of this upload.")
     credit = forms.CharField(max_length=200, required=False, help_text="Optional, for every image of this upload.")
 
+    class Media:
+        js = ["images/upload.js"]
+
     def __init__(self, *args, refused=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.refused = list(refused)  # names LimitedUploadHandler dropped
