@@ -71,8 +71,9 @@ def inspect(data: bytes, name: str = "") -> Inspected:
     if len(data) > settings.IMAGES_MAX_UPLOAD_BYTES:
         raise RefusedImage(f"{label} is {megabytes(len(data))}; images may be at most "
                            f"{megabytes(settings.IMAGES_MAX_UPLOAD_BYTES)}.")
-    refuse_other_kinds(data, label)
+    refuse_svg(data, label)
     image = decode(data, label)
+    refuse_polyglots(data, label)
     width, height = upright_size(image)
     fmt = fallback_format(image.format)
     try:
@@ -86,12 +87,16 @@ def megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
-def refuse_other_kinds(data: bytes, label: str) -> None:
-    """SVG, and files that are an archive or markup besides whatever image they hold."""
+def refuse_svg(data: bytes, label: str) -> None:
+    """SVG by name, whatever the file is called: the refusal should say why, not just "not an image"."""
     head = data[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if head.startswith((b"<svg", b"<?xml", b"<!doctype svg")) or b"<svg" in head:
         raise RefusedImage(f"{label} is an SVG drawing: SVG can carry script, so it is not accepted. "
                            f"Export it as PNG.")
+
+
+def refuse_polyglots(data: bytes, label: str) -> None:
+    """An image that is also an archive, a PDF or markup (a ZIP appended to a JPEG, a page after a GIF)."""
     lowered = data.lower()
     if zipfile.is_zipfile(io.BytesIO(data)) or b"%pdf-" in lowered[:1024]:
         raise RefusedImage(f"{label} is also an archive or a document (a polyglot file); upload a plain image.")
