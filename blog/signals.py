@@ -17,8 +17,14 @@ from .cards import refresh_cards
 from .models import Author, Post, PostAuthor, TaggedPost
 
 
-def _post_of_link(sender, instance, **kwargs) -> None:
-    """A byline or tagging row was saved or deleted: its post's card (and og:image byline) changed."""
+def _post_of_link(sender, instance, origin=None, **kwargs) -> None:
+    """A byline or tagging row was saved or deleted: its post's card (and og:image byline) changed.
+
+    Not while the post itself is being deleted (its rows go first): drawing its card then stored a
+    new card for a post about to vanish, and the deletion failed on that card's foreign key.
+    """
+    if isinstance(origin, Post) or getattr(origin, "model", None) is Post:
+        return
     refresh_cards(Post.objects.filter(pk=_post_id(instance)))
     if sender is PostAuthor:
         for post in Post.objects.filter(pk=_post_id(instance)).only("title", "published_at", "authors_tags",
