@@ -268,3 +268,22 @@ def add_sqlite_search(app_label: str, model_name: str, fields: tuple[str, ...]):
             schema_editor.execute(f"DROP TABLE {fts}")
 
     return forwards, backwards
+
+
+def renew_sqlite_search(app_label: str, model_name: str, fields: tuple[str, ...]):
+    """A forwards function for ``RunPython`` after an operation that made Django remake the table on SQLite
+    (adding a foreign key does): that copy dropped the index's triggers, so index and triggers are made
+    again and filled. Idempotent; a no-op on PostgreSQL. (Backwards there is nothing to undo.)"""
+
+    def forwards(apps, schema_editor):
+        if schema_editor.connection.vendor != "sqlite":
+            return
+        table = apps.get_model(app_label, model_name)._meta.db_table
+        fts = fts_table(table)
+        for trigger in ("insert", "delete", "update"):
+            schema_editor.execute(f"DROP TRIGGER IF EXISTS {fts}_{trigger}")
+        schema_editor.execute(f"DROP TABLE IF EXISTS {fts}")
+        for statement in sqlite_search_sql(table, fields):
+            schema_editor.execute(statement)
+
+    return forwards
