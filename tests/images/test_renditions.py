@@ -115,3 +115,18 @@ def test_nothing_but_renditions_is_served_from_media(client, upload, path):
     image, = upload()
     response = client.get(path.format(hash=image.content_hash))
     assert response.status_code == 404
+
+
+def test_refresh_images_re_renders_the_pages_showing_images_with_the_current_urls(upload, settings):
+    from django.core.management import call_command
+
+    from blog.factories import PostFactory
+    from blog.models import Post
+
+    image, = upload()
+    post = PostFactory(body=f"![](image:{image.pk})")
+    settings.STORAGES = {**settings.STORAGES, "images": {**settings.STORAGES["images"], "OPTIONS": {
+        **settings.STORAGES["images"]["OPTIONS"], "base_url": "https://images.example/"}}}
+    assert "https://images.example/" not in Post.objects.get(pk=post.pk).body_html
+    call_command("refresh_images", verbosity=0)
+    assert "https://images.example/" in Post.objects.get(pk=post.pk).body_html
