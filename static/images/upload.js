@@ -1,7 +1,8 @@
 // The images upload page (templates/admin/images/image/upload.html): one alt text field per chosen
 // file, labelled with the file's name, in the order the browser sends the files.
+// Loaded in the page's head: it waits for the form.
 'use strict';
-{
+window.addEventListener('DOMContentLoaded', function() {
     const input = document.querySelector('#image-upload input[type=file]');
     const list = document.getElementById('image-alts');
     if (input && list) {
@@ -23,4 +24,4 @@
             });
         });
     }
-}
+});
