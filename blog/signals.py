@@ -10,7 +10,7 @@ Connected in ``BlogConfig.ready``.
 from django.db.models.signals import post_delete, post_save
 from taggit.models import Tag
 
-from images.signals import image_changed
+from images.signals import ids_of, image_changed
 from publishing.signals import announce_bulk_write
 
 from .cards import refresh_cards
@@ -46,9 +46,9 @@ def _posts_of_tag(sender, instance, created=False, **kwargs) -> None:
         refresh_cards(Post.objects.filter(tagged_items__tag=instance))
 
 
-def _posts_showing(sender, image, **kwargs) -> None:
+def _posts_showing(sender, image, pages, **kwargs) -> None:
     """Re-render the bodies (and lead images) of the posts showing `image`; caches hear of it."""
-    ids = list(Post.objects.filter(image_uses__image=image).values_list("pk", flat=True))
+    ids = ids_of(pages, Post)
     if ids:
         refresh_cards(Post.objects.filter(pk__in=ids), body=True)
         announce_bulk_write(Post, ids)

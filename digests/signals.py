@@ -5,7 +5,7 @@ showing it. Connected in ``DigestsConfig.ready``.
 """
 from django.db.models.signals import post_delete, post_save, pre_save
 
-from images.signals import image_changed
+from images.signals import ids_of, image_changed
 from publishing.signals import announce_bulk_write
 
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
@@ -52,10 +52,10 @@ def _refresh_if_shown_changed(sender, instance, raw=False, created=False, **kwar
 SHOWN = {Topic: ("name", "slug"), Repository: ("full_name",)}
 
 
-def _digests_showing(sender, image, **kwargs):
-    """An image's renditions became ready, or its alt text, caption or credit changed: re-render the
-    bodies showing it (``bulk_update``: ``updated_at`` stays; caches hear of it)."""
-    digests = list(Digest.objects.filter(image_uses__image=image).only("pk", "body"))
+def _digests_showing(sender, image, pages, **kwargs):
+    """An image's renditions became ready, its alt text, caption or credit changed, or it was deleted:
+    re-render the bodies showing it (``bulk_update``: ``updated_at`` stays; caches hear of it)."""
+    digests = list(Digest.objects.filter(pk__in=ids_of(pages, Digest)).only("pk", "body"))
     for digest in digests:
         digest.render_body()
     if digests:

@@ -2,7 +2,7 @@
 from django.core.management.base import BaseCommand
 
 from images.models import Image
-from images.signals import image_changed
+from images.signals import announce
 
 
 class Command(BaseCommand):
@@ -11,5 +11,5 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         shown = Image.objects.filter(uses__isnull=False).distinct()
         for image in shown.iterator():
-            image_changed.send(sender=Image, image=image)  # the content apps re-render what shows it
+            announce(image)  # the content apps re-render what shows it
         self.stdout.write(f"Re-rendered the pages showing {shown.count()} image(s).")
