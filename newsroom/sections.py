@@ -70,7 +70,8 @@ def _read(models, filters: Q, at, ordering: tuple[str, ...]) -> tuple[list[dict]
 
 
 def _who(row: dict) -> str:
-    return f"{row['by_first']} {row['by_last']}".strip() or row["by_username"] or ""
+    """The name of who moved the item (full name, else username); empty when nobody is recorded."""
+    return " ".join(part for part in (row["by_first"], row["by_last"]) if part) or row["by_username"] or ""
 
 
 def _item(row: dict) -> Item:
