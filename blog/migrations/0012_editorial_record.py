@@ -6,6 +6,10 @@ from django.conf import settings
 from django.db import migrations, models
 
 from publishing.editorial_records import backfill
+from publishing.search_migrations import kept_sqlite_triggers
+
+# Unapplying removes foreign keys, which makes Django remake the table on SQLite: its triggers are kept.
+RESTORE_TRIGGERS, SAVE_TRIGGERS = kept_sqlite_triggers("blog_post")
 
 
 def from_revisions(apps, schema_editor):
@@ -23,6 +27,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        RESTORE_TRIGGERS,
         migrations.AddField(
             model_name='post',
             name='created_by',
@@ -52,4 +57,5 @@ class Migration(migrations.Migration):
             index=models.Index(condition=models.Q(('status', 'draft')), fields=['edited_by', '-updated_at'], name='post_drafts_by_editor'),
         ),
         migrations.RunPython(from_revisions, migrations.RunPython.noop),
+        SAVE_TRIGGERS,
     ]

@@ -6,6 +6,10 @@ from django.conf import settings
 from django.db import migrations, models
 
 from publishing.editorial_records import backfill
+from publishing.search_migrations import kept_sqlite_triggers
+
+# Unapplying removes foreign keys, which makes Django remake the table on SQLite: its triggers are kept.
+RESTORE_TRIGGERS, SAVE_TRIGGERS = kept_sqlite_triggers("digests_digest")
 
 
 def from_revisions(apps, schema_editor):
@@ -22,6 +26,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        RESTORE_TRIGGERS,
         migrations.AddField(
             model_name='digest',
             name='created_by',
@@ -55,4 +60,5 @@ class Migration(migrations.Migration):
             index=models.Index(fields=['repository', 'created_at'], name='reference_repository_created'),
         ),
         migrations.RunPython(from_revisions, migrations.RunPython.noop),
+        SAVE_TRIGGERS,
     ]
