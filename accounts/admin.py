@@ -1,4 +1,4 @@
-"""Creating and revoking API tokens.
+"""Creating and revoking API tokens; each staff user's own preferences (``ProfileAdmin``).
 
 The raw token exists only in the response that creates it: the admin shows it
 once in a message and stores its digest. A token is never edited afterwards --

@@ -74,11 +74,17 @@ def _who(row: dict) -> str:
     return " ".join(part for part in (row["by_first"], row["by_last"]) if part) or row["by_username"] or ""
 
 
-def _item(row: dict) -> Item:
-    opts = MODELS[row["kind"]]._meta
-    return Item(kind=row["kind"], pk=row["item_id"], label=row["heading"], at=row["at"], who=_who(row),
-                url=reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[row["item_id"]]),
-                moved_at=row["changed_at"], recorded=row["changed_at"] is not None)
+def change_urls(models) -> dict:
+    """Each model's admin change URL with a ``{}`` for the row's pk: ``reverse()`` once per model, not per row."""
+    return {model._meta.model_name: reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_change",
+                                            args=[0]).replace("/0/", "/{}/", 1) for model in models}
+
+
+def _items(rows: list[dict], models) -> list[Item]:
+    urls = change_urls(models)
+    return [Item(kind=row["kind"], pk=row["item_id"], label=row["heading"], at=row["at"], who=_who(row),
+                 url=urls[row["kind"]].format(row["item_id"]), moved_at=row["changed_at"],
+                 recorded=row["changed_at"] is not None) for row in rows]
 
 
 def waiting_for_review(models, now) -> Section:
@@ -86,7 +92,7 @@ def waiting_for_review(models, now) -> Section:
     existed), the item's last change stands in: it waited at least that long, so 48 h past it is overdue too."""
     rows, more = _read(models, Q(status=Status.IN_REVIEW), Coalesce("status_changed_at", "updated_at"),
                        ("at", "item_id"))
-    items = [_item(row) for row in rows]
+    items = _items(rows, models)
     for item in items:
         item.overdue = now - item.at > OVERDUE
     return Section(items, more)
@@ -96,7 +102,7 @@ def going_out_next(models, now) -> Section:
     """Published items whose publication time is in the next AHEAD (scheduled), soonest first."""
     filters = Q(status=Status.PUBLISHED, published_at__gt=now, published_at__lte=now + AHEAD)
     rows, more = _read(models, filters, F("published_at"), ("at", "item_id"))
-    return Section([_item(row) for row in rows], more)
+    return Section(_items(rows, models), more)
 
 
 def yours(models, user) -> Section:
@@ -105,7 +111,7 @@ def yours(models, user) -> Section:
     by whom (``Item.returned``, ``Item.who``)."""
     filters = Q(status=Status.DRAFT) & (Q(created_by=user) | Q(edited_by=user))
     rows, more = _read(models, filters, F("updated_at"), ("-at", "-item_id"))
-    items = [_item(row) for row in rows]
+    items = _items(rows, models)
     for item in items:
         item.returned = item.recorded
     return Section(items, more)
@@ -134,5 +140,7 @@ def drafted_digests() -> Section:
     drafts = (DigestDraft.objects.unopened().select_related("digest__topic")
               .only("generated_at", "digest__headline", "digest__date", "digest__topic__name")
               .annotate(arrived=references_since_draft()).order_by("-generated_at", "-pk")[:ROWS + 1])
-    drafts = list(drafts)
+    drafts, url = list(drafts), change_urls([Digest])["digest"]
+    for draft in drafts:
+        draft.change_url = url.format(draft.digest_id)
     return Section(drafts[:ROWS], len(drafts) > ROWS)
