@@ -33,11 +33,13 @@ def get_page(client, user) -> str:
     return response.content.decode()
 
 
-def test_anonymous_visitors_are_sent_to_sign_in(client):
+def test_anonymous_visitors_are_sent_to_sign_in_and_back_to_the_newsroom(client, editor):
     response = client.get(NEWSROOM)
     assert response.status_code == 302
     assert response["Location"] == f"{reverse('admin:login')}?next={NEWSROOM}"
     assert client.get("/admin/models/")["Location"].startswith(reverse("admin:login"))
+    client.force_login(editor)
+    assert client.get(NEWSROOM).templates[0].name == "newsroom/index.html"
 
 
 def test_the_model_list_is_one_click_away_and_every_admin_url_still_works(client, editor):
