@@ -117,7 +117,7 @@ def yours(models, user) -> Section:
     return Section(items, more)
 
 
-class Count(Func):
+class PlainCount(Func):
     """COUNT(expression) as a plain function, not an aggregate: a subquery counts its rows without GROUP BY."""
 
     function = "COUNT"
@@ -132,7 +132,7 @@ def references_since_draft():
     """
     arrived = Reference.objects.filter(repository__topic=OuterRef("digest__topic"),
                                        created_at__gt=OuterRef("generated_at"))
-    return Coalesce(Subquery(arrived.order_by().annotate(count=Count("pk")).values("count")), 0)
+    return Coalesce(Subquery(arrived.order_by().annotate(count=PlainCount("pk")).values("count")), 0)
 
 
 def drafted_digests() -> Section:
