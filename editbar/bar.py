@@ -43,21 +43,22 @@ def for_request(request) -> dict | None:
     """The bar's context, or None when the request is not a signed-in staff user's (or there is none)."""
     if request is None or settings.SESSION_COOKIE_NAME not in request.COOKIES:
         return None  # a reader: no session, no user, no query
-    user = request.user
-    if not (user.is_active and user.is_staff):
+    if not (request.user.is_active and request.user.is_staff):
         return None
     obj = page_object(request)
-    public = obj is not None and is_public(obj)
-    view_name = request.resolver_match.view_name if request.resolver_match else ""
+    context = {"here": request.get_full_path(), "admin_link": None, "status": "", "preview_url": "", "purge_url": ""}
+    return context | (object_links(request, obj) if obj is not None else {})
+
+
+def object_links(request, obj) -> dict:
+    """Edit, Status, Preview latest draft (where readers cannot see it) and Purge (public, Publishers)."""
+    public, kind = is_public(obj), KIND_OF[type(obj)]
+    on_preview = request.resolver_match.view_name in PREVIEWS.values()
     return {
-        "kind": KIND_OF.get(type(obj), ""),
-        "admin_link": admin_link(request, obj) if obj is not None else None,
+        "admin_link": admin_link(request, obj),
         "status": status(obj),
-        "preview_url": reverse(PREVIEWS[type(obj)], args=[obj.pk])
-        if obj is not None and not public and view_name not in PREVIEWS.values() else "",
-        "purge_url": reverse("editbar:purge", args=[KIND_OF[type(obj)], obj.pk])
-        if public and may_purge(user, obj) else "",
-        "here": request.get_full_path(),
+        "preview_url": "" if public or on_preview else reverse(PREVIEWS[type(obj)], args=[obj.pk]),
+        "purge_url": reverse("editbar:purge", args=[kind, obj.pk]) if public and may_purge(request.user, obj) else "",
     }
 
 
