@@ -113,11 +113,12 @@ def test_a_preview_shows_the_status_and_no_link_to_itself(chief, content):
 
 
 @pytest.mark.parametrize("who", ["anonymous", "member"])
-def test_readers_never_see_it(client, member, content, who):
+def test_readers_never_see_it_where_staff_do(client, member, chief, content, who):
+    """Neither anonymous readers nor a signed-in member who is not staff (their session is no licence)."""
     reader = {"anonymous": client, "member": member}[who]
     for url in (content.post.get_absolute_url(), "/", content.draft.get_absolute_url()):
-        page = reader.get(url).content.decode()
-        assert "editbar" not in page, url
+        assert bar_of(chief.get(url)), url
+        assert "editbar" not in reader.get(url).content.decode(), url
 
 
 def test_a_purge_message_shows_in_the_bar_on_the_page_it_returns_to(chief, content, monkeypatch):
