@@ -51,11 +51,15 @@ def for_request(request) -> dict | None:
 
 
 def object_links(request, obj) -> dict:
-    """Edit, Status, Preview latest draft (where readers cannot see it) and Purge (public, Publishers)."""
+    """Edit, Status, Preview latest draft (where readers cannot see it) and Purge (public, Publishers);
+    nothing at all for someone who may not even view the object in the admin."""
+    link = admin_link(request, obj)
+    if link is None:
+        return {}
     public, kind = is_public(obj), KIND_OF[type(obj)]
     on_preview = request.resolver_match.view_name in PREVIEWS.values()
     return {
-        "admin_link": admin_link(request, obj),
+        "admin_link": link,
         "status": status(obj),
         "preview_url": "" if public or on_preview else reverse(PREVIEWS[type(obj)], args=[obj.pk]),
         "purge_url": reverse("editbar:purge", args=[kind, obj.pk]) if public and may_purge(request.user, obj) else "",

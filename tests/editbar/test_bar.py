@@ -82,10 +82,11 @@ def test_a_publisher_edits_and_purges_a_published_digest(publishing, content):
     assert "Purge from the edge" in bar
 
 
-def test_staff_without_permissions_get_no_edit_link(bare_staff, content):
-    bar = bar_of(bare_staff.get(content.post.get_absolute_url()))
-    assert links(bar) == {"Admin": reverse("admin:index")}
-    assert "Purge from the edge" not in bar and "Check accessibility" in bar
+def test_staff_without_permissions_get_nothing_about_the_object(bare_staff, content):
+    for url in (content.post.get_absolute_url(), content.draft.get_absolute_url()):
+        bar = bar_of(bare_staff.get(url))
+        assert links(bar) == {"Admin": reverse("admin:index")}, url
+        assert "Status:" not in bar and "Purge from the edge" not in bar and "Check accessibility" in bar
 
 
 def test_an_unpublished_post_offers_its_latest_draft_on_its_404(chief, client, content):
