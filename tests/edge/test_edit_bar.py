@@ -14,8 +14,8 @@ from .conftest import wait_for
 from .test_edge import VISIBLE_WITHIN, committed, staff_session, unique, user_model  # noqa: F401 (autouse fixture)
 
 BAR = '<aside class="editbar" id="editbar"'
-#: What differs between two answers of one page whoever asked: when (Date, Age), whether the edge or the
-#: page cache had it (X-Cache, Last-Modified: the page cache version's minute).
+#: What differs between two answers of one page whoever asked: when (Date, Age), whether the edge had it
+#: (X-Cache), and Last-Modified (the second the page cache's current version was minted).
 VOLATILE = {"date", "age", "x-cache", "last-modified"}
 
 

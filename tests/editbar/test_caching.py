@@ -24,7 +24,8 @@ def page_cache(request, settings):
     if request.param == "redis":
         if not os.environ.get("REDIS_URL"):
             pytest.skip("REDIS_URL is not set: the Redis variant runs in CI's PostgreSQL + Redis pass")
-        settings.CACHES = {"default": {"BACKEND": "reader.cache_backend.RedisCache", "LOCATION": os.environ["REDIS_URL"]}}
+        redis = {"BACKEND": "reader.cache_backend.RedisCache", "LOCATION": os.environ["REDIS_URL"]}
+        settings.CACHES = {"default": redis}
     settings.PAGE_CACHE_ENABLED = True
     forget()
     yield
