@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "demo",
     "edge",
     "outbound",
+    "editbar",  # the staff edit bar on public pages (issue 26)
 ]
 
 MIDDLEWARE = [
