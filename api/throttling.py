@@ -111,6 +111,21 @@ class PerIPThrottle(SettingsRateThrottle):
     def get_cache_key(self, request: HttpRequest):
         return f"api_throttle_{self.scope}_ip_{self.get_ident(request)}"
 
+    def get_ident(self, request: HttpRequest) -> str:
+        """The client's address as the sign-in lockouts see it: the first of
+        ``AXES_IPWARE_META_PRECEDENCE_ORDER`` the request has (behind the edge ``X-Real-IP``, which the
+        VCL overwrites with the address it saw), else ``REMOTE_ADDR``.
+
+        Not ninja's default, ``X-Forwarded-For`` whole: a client writes that header itself, and
+        the edge only appends to it, so each invented value was a fresh bucket -- the per-address
+        limits, the token-guessing one included, were one header away from having none.
+        """
+        for key in settings.AXES_IPWARE_META_PRECEDENCE_ORDER:
+            address = request.META.get(key, "").split(",")[0].strip()
+            if address:
+                return address
+        return request.META.get("REMOTE_ADDR", "")
+
 
 class PerTokenThrottle(SettingsRateThrottle):
     def get_cache_key(self, request: HttpRequest):

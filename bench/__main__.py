@@ -70,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.only_edge:
         from .run import run_edge_only
 
-        print(json.dumps(run_edge_only(config), indent=1))
-        return 0
+        edge = run_edge_only(config)
+        print(json.dumps(edge, indent=1))
+        return refuse_failed_edits(report.failed_edits({"checks": report.edge_checks(edge)}))
     results = report.build(run(config), quick=args.quick)
     default_output = Path(tempfile.gettempdir()) / "repojournal-bench-quick.json" if args.quick else (
         BENCH_DIR / "results.json")
@@ -83,7 +84,14 @@ def main(argv: list[str] | None = None) -> int:
         report.write_docs(results, docs)
         print(f"docs: {docs}")
     print(report.table(results))
-    return 0
+    return refuse_failed_edits(report.failed_edits(results))
+
+
+def refuse_failed_edits(failures: list[str]) -> int:
+    """1 when an edge edit failed: the phase's hit ratio was then measured with fewer purges than it claims."""
+    for failure in failures:
+        print(f"bench: the edge phase failed: {failure}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

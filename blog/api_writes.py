@@ -38,6 +38,8 @@ def validate(post: Post, payload: PostIn) -> list[Author]:
             problems.add(f"body.authors.{index}.slug", f"Unknown author “{slug}”: create it first with POST /authors/.")
         elif slugs.index(slug) != index:
             problems.add(f"body.authors.{index}.slug", f"“{slug}” is already in the byline.")
+    if not slugs and post.status == Status.PUBLISHED:  # check_publishable's rule, kept by every later edit
+        problems.add("body.authors", "A published or scheduled post keeps a byline: name at least one author.")
     problems.raise_if_any()
     return [found[slug] for slug in slugs]
 

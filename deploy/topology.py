@@ -147,10 +147,17 @@ def wait_healthy(env: dict[str, str], timeout: float = 90.0) -> bool:
     return False
 
 
-def up(prepare: bool = True) -> int:
+def up(prepare: bool = True, migrate: bool = True) -> int:
+    """Start everything (migrating and collecting static files first unless told not to); 0 once healthy.
+
+    Production settings link only fingerprinted static files, listed in the manifest collectstatic
+    writes: without it every page fails. Hence `--no-migrate` for a database someone else migrated
+    (tests/edge, the bench), which still collects.
+    """
     env = render()
-    if prepare:
+    if prepare and migrate:
         manage(env, "migrate", "--noinput")
+    if prepare:
         manage(env, "collectstatic", "--noinput", "--verbosity", "0")
     if not running(env):
         subprocess.run(
@@ -210,9 +217,10 @@ def main(argv: list[str] | None = None) -> int:
                                      epilog="manage ARGS...: a management command with the topology's environment")
     parser.add_argument("command", choices=["up", "down", "status", "render"])
     parser.add_argument("--no-prepare", action="store_true", help="skip migrate and collectstatic")
+    parser.add_argument("--no-migrate", action="store_true", help="skip migrate; collectstatic still runs")
     args = parser.parse_args(argv)
     if args.command == "up":
-        return up(prepare=not args.no_prepare)
+        return up(prepare=not args.no_prepare, migrate=not args.no_migrate)
     if args.command == "down":
         return down()
     if args.command == "render":

@@ -24,6 +24,7 @@ page asks only for the version (a few bytes, not the page) and serves its copy
 if the version has not moved. Only anonymous GETs of the views named in
 ``PAGE_CACHE_VIEWS`` are cached: a session cookie (staff) bypasses the cache.
 """
+import functools
 import hashlib
 import logging
 import time
@@ -36,10 +37,12 @@ from django.db import transaction
 from django.db.models import Min
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.http import HttpRequest, HttpResponse
+from django.templatetags.static import static
 from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.utils.http import http_date
 
+from publishing.context_processors import ASSETS
 from publishing.signals import content_changed
 
 from . import public_changes
@@ -188,8 +191,21 @@ def connect_signals() -> None:
 
 # Pages ---------------------------------------------------------------------------------------
 
+@functools.cache
+def static_fingerprint() -> str:
+    """The URLs of the static files every page links to, as this release names them (found once per process).
+
+    Part of every page key. In production those names carry a hash of the files' content, so a
+    release that changes the stylesheet renders pages linking a new URL; without this, its processes
+    would serve the pages the previous release cached, linking the previous stylesheet, until a
+    content change or PAGE_CACHE_SECONDS -- and the edge would then keep them for a day.
+    """
+    return " ".join(static(path) for path in ASSETS.values())
+
+
 def page_key(request: HttpRequest) -> str:
-    digest = hashlib.sha256(f"{request.get_host()}{request.get_full_path()}".encode()).hexdigest()
+    where = f"{static_fingerprint()} {request.get_host()}{request.get_full_path()}"
+    digest = hashlib.sha256(where.encode()).hexdigest()
     return PAGE_KEY_PREFIX + digest
 
 

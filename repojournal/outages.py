@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 
 class DatabaseOutageMiddleware:
-    """Turns a lost database connection raised by a view into a 503 (placed last: asked first)."""
+    """Turns a lost database connection raised by a view into a 503 (no other middleware handles exceptions)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

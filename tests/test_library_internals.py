@@ -89,3 +89,15 @@ def test_ninjas_rate_throttle_keeps_the_hooks_api_throttling_overrides():
     wait = inspect.getsource(SimpleRateThrottle.wait)
     for attribute in ("self.history", "self.now", "self.duration", "self.num_requests"):
         assert attribute in wait, attribute
+
+
+def test_kombu_names_a_queue_s_redis_lists_as_publishing_queues_reads_them():
+    """``publishing.queues.waiting`` reads the Redis lists of the default queue by kombu's own names
+    (``Channel._q_for_pri`` over ``priority_steps``) and each message's task id at ``headers.id``
+    (Celery's message protocol 2); tests/ingestion/test_celery.py reads a real queue with it."""
+    from celery import __version__ as celery_version
+    from kombu.transport.redis import Channel
+
+    assert list(inspect.signature(Channel._q_for_pri).parameters) == ["self", "queue", "pri"]
+    assert Channel.priority_steps is not None
+    assert celery_version.split(".")[0] == "5", REVISIT.format("publishing/queues.py (message protocol 2)")

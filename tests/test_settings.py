@@ -34,7 +34,8 @@ print(json.dumps({
     "SESSION_COOKIE_SECURE": getattr(settings, "SESSION_COOKIE_SECURE", None),
 }))
 """
-VARIABLES = ("DJANGO_SECRET_KEY", "DJANGO_DEBUG", "DJANGO_ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "SITE_URL")
+VARIABLES = ("DJANGO_SECRET_KEY", "DJANGO_DEBUG", "DJANGO_ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "SITE_URL",
+             "DJANGO_STATIC_ROOT")
 
 
 def run_django(settings_module: str, code: str = REPORT, **env) -> subprocess.CompletedProcess:
@@ -122,6 +123,30 @@ def test_wsgi_defaults_to_production_settings():
         [sys.executable, "-c", code], cwd=PROJECT_DIR, env=environment, capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip() == "repojournal.settings.prod", result.stderr
+
+
+STATIC_REPORT = """
+import json, django
+from django.conf import settings
+django.setup()
+print(json.dumps({"storage": settings.STORAGES["staticfiles"]["BACKEND"], "root": str(settings.STATIC_ROOT)}))
+"""
+
+
+def test_production_fingerprints_and_gzips_static_files_and_development_does_not(tmp_path):
+    """Issue 25: hashed names (immutable for a year) and .gz copies in production; `make run` and the tests
+    serve static/ as it is, with no collectstatic to run first."""
+    def static_settings(module: str, **env) -> dict:
+        result = run_django(module, STATIC_REPORT, **env)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    production = static_settings("repojournal.settings.prod", DJANGO_SECRET_KEY=GOOD_SECRET,
+                                 DJANGO_STATIC_ROOT=str(tmp_path))
+    assert production == {"storage": "whitenoise.storage.CompressedManifestStaticFilesStorage", "root": str(tmp_path)}
+    development = static_settings("repojournal.settings.dev")
+    assert development == {"storage": "django.contrib.staticfiles.storage.StaticFilesStorage",
+                           "root": str(PROJECT_DIR / "staticfiles")}
 
 
 # --- the environment switches -----------------------------------------------------------------

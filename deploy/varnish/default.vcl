@@ -183,6 +183,7 @@ sub vcl_backend_response {
         set beresp.grace = std.duration(
             regsub(beresp.http.Cache-Control, "^.*stale-while-revalidate=(\d+).*$", "\1s"), 10s);
     }
+    call compress_fetch;  # issue 25: compression, below
     return (deliver);
 }
 
@@ -218,3 +219,22 @@ sub vcl_deliver {
         unset resp.http.Via;
     }
 }
+
+# --- Compression (issue 25; docs/deployment.md "Compression and static files") -----------------
+# Called once, at the end of vcl_backend_response. Varnish stores the object gzipped, adds
+# Accept-Encoding to its Vary (for the caches after it) and gunzips it on delivery for a reader
+# who does not accept gzip. With http_gzip_support on (the default) Varnish itself does not vary
+# on Accept-Encoding: one stored object per URL serves both kinds of reader, and a purge drops it.
+# Debian's Varnish has no Brotli module (docs).
+#
+# Only what is stored and shared by every reader gets here: no credentials, no cookie set, so
+# nothing secret for a BREACH-style attack to guess, and the strong ETags the API's If-Match
+# needs (passed, token-holding requests) are never weakened by a gzip. Text only; PNG social
+# cards, and what the app already compressed (WhiteNoise's .gz static files), stay as they are.
+sub compress_fetch {
+    if (!beresp.http.Content-Encoding && beresp.status != 206
+        && beresp.http.Content-Type ~ "(?i)^(text/[a-z.+-]+|image/svg\+xml|font/(ttf|otf)|application/(json|javascript|xml|[a-z.-]+\+(json|xml)))\s*(;|$)") {
+        set beresp.do_gzip = true;
+    }
+}
+# --- end of compression ---------------------------------------------------------------------

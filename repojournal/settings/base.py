@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "edge",
     "outbound",
     "newsroom",
+    "editbar",  # the staff edit bar on public pages (issue 26)
 ]
 
 MIDDLEWARE = [
@@ -65,9 +66,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # turns axes' lockout into accounts.lockout.locked_out's page
+    # A lost database is a 503, not a 500 (process_exception: the only one, so its place is free).
+    "repojournal.outages.DatabaseOutageMiddleware",
     "reader.caching.PageCacheMiddleware",  # outer middleware adds its headers to cached pages
     "edge.middleware.SurrogateKeyMiddleware",  # inside the page cache: pages are stored with their keys
-    "repojournal.outages.DatabaseOutageMiddleware",  # last, so asked first: a lost database is a 503, not a 500
 ]
 # Seconds a client is asked to wait (Retry-After) when the database is away (repojournal/outages.py).
 OUTAGE_RETRY_AFTER = int(os.environ.get("OUTAGE_RETRY_AFTER", "30"))
@@ -125,7 +127,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic writes (and WhiteNoise serves from in production); tests/edge and the bench
+# collect into their own temporary topology so they never touch the checkout's copy.
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
 
 LOGIN_URL = "admin:login"
 

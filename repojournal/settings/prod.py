@@ -39,3 +39,15 @@ SILENCED_SYSTEM_CHECKS = [
 # --- Topology (issue 16, docs/deployment.md): gunicorn serves /static/ itself (WhiteNoise), so the
 # edge caches it like any page and `make up` needs no web server besides Varnish.
 MIDDLEWARE = [*MIDDLEWARE[:1], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[1:]]  # noqa: F405
+
+# --- Bytes on the wire (issue 25, docs/deployment.md "Compression and static files"): collectstatic
+# writes each file under a name carrying a hash of its content (css/site.<hash>.css, url() references
+# inside CSS rewritten to match) plus a gzipped copy; templates reach them through {% static %}.
+# WhiteNoise serves a hashed name with `Cache-Control: max-age=315360000, public, immutable` (a new
+# stylesheet is a new URL, so a year in every cache is safe) and the gzipped copy to readers that
+# accept it; the unhashed originals stay, with WHITENOISE_MAX_AGE (60 s). A missing manifest entry is
+# an error, so `make up` (deploy/topology.py) runs collectstatic before serving.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},  # Django's default, unchanged
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}

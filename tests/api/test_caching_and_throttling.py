@@ -74,6 +74,23 @@ def test_lists_are_throttled_per_ip(client):
 
 
 @override_settings(API_THROTTLE_RATES=RATES)
+def test_an_invented_x_forwarded_for_is_not_a_fresh_budget(client):
+    """The edge appends to X-Forwarded-For what the client sent: keyed on it, every invented value was a
+    new bucket (the token-guessing limit included). The address is the one the sign-in lockouts use."""
+    codes = [client.get("/api/v1/digests/", HTTP_X_FORWARDED_FOR=f"203.0.113.{n}, 127.0.0.1").status_code
+             for n in range(4)]
+    assert codes == [200, 200, 200, 429]
+
+
+@override_settings(API_THROTTLE_RATES=RATES, AXES_IPWARE_META_PRECEDENCE_ORDER=["HTTP_X_REAL_IP", "REMOTE_ADDR"])
+def test_behind_the_edge_each_reader_address_has_its_own_budget(client):
+    """X-Real-IP is what the VCL overwrites with the address it saw (deploy/varnish/default.vcl)."""
+    first = [client.get("/api/v1/digests/", HTTP_X_REAL_IP="198.51.100.1").status_code for _ in range(4)]
+    other = client.get("/api/v1/digests/", HTTP_X_REAL_IP="198.51.100.2").status_code
+    assert (first, other) == ([200, 200, 200, 429], 200)
+
+
+@override_settings(API_THROTTLE_RATES=RATES)
 def test_throttled_answer_has_retry_after_and_the_error_shape(client):
     for _ in range(3):
         client.get("/api/v1/digests/")

@@ -127,3 +127,16 @@ def test_the_migration_fills_what_render_parts_would(post):
     migration.fill_authors_tags(apps, None)
     assert {p.pk: p.authors_tags for p in Post.objects.all()} == rendered
     assert rendered[bare.pk] == {"authors": [], "tags": []} and rendered[other.pk]["tags"] == ["a", "b"]
+
+
+def test_a_published_post_cannot_lose_its_byline_through_the_api(client, post, publisher, make_token):
+    """check_publishable: a post goes public with a byline "whatever the path" -- and stays so: a PUT with
+    ``authors: []`` kept the post published with no author (found by `make bench`'s edge edits)."""
+    from .conftest import bearer
+
+    payload = {"title": post.title, "slug": post.slug, "body": post.body, "authors": [], "tags": ["compilers"]}
+    response = client.put(f"/api/v1/posts/{post.slug}", payload, content_type="application/json",
+                          **bearer(make_token(publisher, "write:content", "publish")))
+    assert response.status_code == 422, response.content
+    assert response.json()["errors"][0]["field"] == "body.authors"
+    assert list(post.post_authors.values_list("author__slug", flat=True)) == ["ada"]

@@ -79,6 +79,7 @@ def topology_env(tmp: Path, database_name: str) -> dict[str, str]:
         "VARNISH_MEMORY": "64m",
         "VARNISH_JAIL": "none",  # pytest's temporary folders are private to this user
         "DJANGO_SETTINGS_MODULE": "repojournal.settings.prod",
+        "DJANGO_STATIC_ROOT": str(tmp / "static"),  # collectstatic's output, not the checkout's staticfiles/
     }
 
 
@@ -113,7 +114,7 @@ def edge(test_database, django_db_blocker, tmp_path_factory):
 
     env = topology_env(tmp_path_factory.mktemp("topology"), connection.settings_dict["NAME"])
     env.pop("DJANGO_SECRET_KEY", None)
-    started = subprocess.run([sys.executable, str(TOPOLOGY), "up", "--no-prepare"], env=env, capture_output=True, text=True)
+    started = subprocess.run([sys.executable, str(TOPOLOGY), "up", "--no-migrate"], env=env, capture_output=True, text=True)
     running = Edge(
         url=f"http://{env['EDGE_LISTEN']}",
         app_urls=[f"http://127.0.0.1:{env['APP_PORT_1']}", f"http://127.0.0.1:{env['APP_PORT_2']}"],

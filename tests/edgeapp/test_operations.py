@@ -7,8 +7,8 @@ from django.urls import reverse
 
 from blog.factories import PostFactory
 from edge import outbox
-from edge.models import Purge
 from edge.keys import tag_key
+from edge.models import Purge
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,8 @@ from blog.factories import PostFactory
 from blog.models import Post
 from digests.models import Digest
 from edge import outbox, tasks
-from edge.models import Purge
 from edge.keys import tag_key
+from edge.models import Purge
 from publishing.signals import announce_bulk_write
 from publishing.workflow import Status
 

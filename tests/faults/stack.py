@@ -59,6 +59,7 @@ class Stack:
             "CELERY_CONCURRENCY": "1",
             "VARNISH_MEMORY": "64m",
             "VARNISH_JAIL": "none",  # the test's temporary folder is private to this user
+            "DJANGO_STATIC_ROOT": str(directory / "static"),
         }
         for name in ("INGESTION_SWEEP_AFTER", "INGESTION_SWEEP_EVERY"):  # production's, whatever the caller has
             self.env.pop(name, None)
@@ -97,7 +98,7 @@ class Stack:
             f"TrackedRepository.objects.create(repository=repo, hook_id={HOOK_ID}, last_polled_at=timezone.now(), "
             "poll_interval=timedelta(days=30))"))
         self.mark_logs()
-        started = self.topology("up", "--no-prepare")
+        started = self.topology("up", "--no-migrate")  # collects static files: pages link the manifest's names
         assert started.returncode == 0, f"{started.stdout}\n{started.stderr}\n{self.supervisorctl('status')}"
         wait_for_port(self.edge_port)
         self.wait_until_workers_ready()

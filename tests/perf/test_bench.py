@@ -129,3 +129,27 @@ def test_the_newsroom_is_reported_beside_the_reader_pages_with_its_scale_and_que
     assert checks["newsroom (Publisher) (none) queries"]["bar"] == "<= 12"
     assert "newsroom (Publisher) (none) throughput tenth -> full scale" in checks
     assert "| newsroom (Publisher) (signed in) | none |" in docs.read_text()
+
+
+def test_the_edge_reports_bytes_per_page_compressed_and_not(quick_run):
+    results, docs = quick_run
+    if "skipped" in results["edge"]:
+        pytest.skip(results["edge"]["skipped"])
+    for target in (t for t in results["edge"]["targets"] if t["name"] != "baseline"):
+        sizes = target["bytes"]
+        assert sizes["encoding"] == "gzip", target["name"]
+        assert 0 < sizes["compressed"] < sizes["uncompressed"], target["name"]
+    assert "KB gzip" in docs.read_text()
+
+
+def test_every_edge_edit_is_recorded_and_answered_200(quick_run):
+    """A failed edit purges nothing: the hit ratio beside it would be measured with fewer purges."""
+    results, _ = quick_run
+    if "skipped" in results["edge"]:
+        pytest.skip(results["edge"]["skipped"])
+    under_edits = results["edge"]["hit_ratio_with_an_edit_per_second"]
+    assert under_edits["edits"] > 0
+    assert under_edits["edit_statuses"] == [200] * under_edits["edits"], under_edits["failed_examples"]
+    assert under_edits["failed_edits"] == 0
+    checked = {check["check"]: check for check in results["checks"]}
+    assert checked["edge: edits answered 200"]["ok"]

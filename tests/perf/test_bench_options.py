@@ -1,7 +1,8 @@
 """`python -m bench` options reach the run's Config (the full runs documented in docs/benchmarks.md use them)."""
 import pytest
 
-from bench.__main__ import configure, parse
+from bench import report
+from bench.__main__ import configure, parse, refuse_failed_edits
 
 
 def test_command_line_options_override_the_defaults():
@@ -23,3 +24,27 @@ def test_edge_phase_options_reach_the_config():
     config = configure(parse(["--edge-publishes", "7", "--edge-failover-seconds", "4"]))
     assert (config.edge_publishes, config.edge_failover_seconds) == (7, 4)
     assert parse(["--only-edge"]).only_edge and not parse([]).only_edge
+
+
+def edge_phase(edit_statuses: list[int]) -> dict:
+    """An edge phase's results as bench/edge.py writes them, with these edits."""
+    failed = sum(status != 200 for status in edit_statuses)
+    return {
+        "targets": [{"name": "baseline", "ratio": 1.0}, {"name": "edge: home", "ratio": 9.0}],
+        "publish_to_visible": {"p99_s": 0.1},
+        "hit_ratio_with_an_edit_per_second": {"edits": len(edit_statuses), "edit_statuses": edit_statuses,
+                                              "failed_edits": failed, "hit_ratio": 0.998},
+        "failover": {"failed": 0},
+    }
+
+
+def test_a_failed_edge_edit_fails_its_check_and_the_run():
+    """Issue 25: 9 of 19 edits answered 429 and the phase still reported its hit ratio as measured."""
+    failed = {check["check"]: check for check in report.edge_checks(edge_phase([200, 429, 200]))}
+    assert failed["edge: edits answered 200"] == {"check": "edge: edits answered 200", "value": "2/3", "bar": "all",
+                                                  "ok": False}
+    assert failed["edge: hit ratio with an edit a second"]["ok"]  # judged on its own; the edits say why not to trust it
+    assert refuse_failed_edits(report.failed_edits({"checks": list(failed.values())})) == 1
+    passed = report.edge_checks(edge_phase([200, 200]))
+    assert all(check["ok"] for check in passed) and refuse_failed_edits(report.failed_edits({"checks": passed})) == 0
+    assert not report.edge_checks({"skipped": "no varnishd"})

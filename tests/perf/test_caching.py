@@ -265,3 +265,22 @@ def test_api_lists_are_not_page_cached(client):
     count, response = queries_for(client, "/api/v1/posts/")
     assert response.status_code == 200
     assert count > 0
+
+
+def test_a_release_that_renames_the_stylesheet_never_serves_pages_linking_the_old_one(client, settings):
+    """Issue 25: production names static files by a hash of their content. Pages a previous release
+    cached link its stylesheet; a new release (new processes, new names) must render its own."""
+    from publishing.context_processors import _navigation
+    from reader.caching import static_fingerprint
+
+    PostFactory()
+    assert 'href="/static/css/site.css"' in client.get("/posts/").content.decode()
+    settings.STATIC_URL = "/static/release-2/"  # what a new release's storage would answer
+    for process_cache in (_navigation, static_fingerprint):  # a new release starts new processes
+        process_cache.cache_clear()
+    try:
+        assert 'href="/static/release-2/css/site.css"' in client.get("/posts/").content.decode()
+    finally:
+        settings.STATIC_URL = "/static/"
+        for process_cache in (_navigation, static_fingerprint):
+            process_cache.cache_clear()
