@@ -15,7 +15,9 @@ from taggit.models import TaggedItemBase
 from publishing import social_cards
 from publishing.rendering import cut_at_word, describe, render_markdown
 from publishing.search import full_text
-from publishing.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
+from publishing.workflow import (
+    EDITORIAL_RECORD_FIELDS, PublishableModel, PublishableQuerySet, Status, WorkflowError, editorial_indexes,
+)
 
 from .cards import PARTS, render_parts
 
@@ -238,6 +240,7 @@ class Post(PublishableModel):
             ),
             # API lists page through (updated_at, id) with a keyset cursor.
             models.Index(fields=["updated_at", "id"], name="post_updated_order"),
+            *editorial_indexes("post"),  # the newsroom's "Yours"
         ]
 
     def __str__(self) -> str:
@@ -339,4 +342,4 @@ class PostCard(social_cards.StoredCard):
 # Revision history: a post's version includes its ordered authors and tags.
 reversion.register(PostAuthor)
 reversion.register(TaggedPost)
-reversion.register(Post, follow=["post_authors", "tagged_items"])
+reversion.register(Post, follow=["post_authors", "tagged_items"], exclude=EDITORIAL_RECORD_FIELDS)

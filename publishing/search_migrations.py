@@ -12,6 +12,8 @@ SQLite: an FTS5 table per searched table (``add_sqlite_search``), so words are
 stemmed there as PostgreSQL's ``english`` configuration stems them ("allocators"
 finds "allocator"), where the first fallback matched substrings (issue 25).
 """
+import re
+
 from django.contrib.postgres.indexes import GinIndex
 
 COLUMN = "search_vector"
@@ -268,3 +270,35 @@ def add_sqlite_search(app_label: str, model_name: str, fields: tuple[str, ...]):
             schema_editor.execute(f"DROP TABLE {fts}")
 
     return forwards, backwards
+
+
+def kept_sqlite_triggers(table: str):
+    """Two ``RunPython`` operations to put first and last in a migration whose *reversal* remakes `table` on SQLite.
+
+    Removing a foreign key column makes Django copy the table to a new one and rename it,
+    which drops every trigger on the table (the FTS5 index's; on digests those keeping
+    ``first_published_at`` and ``DigestRepository``, migrations 0014 and 0015) and fails
+    while a trigger on another table names it (SQLite checks them at the rename).
+    Unapplying, the last operation's reverse runs first: it notes and drops every trigger
+    on or naming `table`; the first operation's reverse runs last and creates them again.
+    The rows keep their ids, so the FTS5 index still matches them. Applying, both do nothing.
+    """
+    saved: list[tuple[str, str]] = []
+    named = re.compile(rf"\b{re.escape(table)}\b")
+
+    def save(apps, schema_editor):
+        if schema_editor.connection.vendor == "sqlite":
+            with schema_editor.connection.cursor() as cursor:
+                cursor.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
+                saved[:] = [(name, sql) for name, on, sql in cursor.fetchall() if on == table or named.search(sql)]
+            for name, _sql in saved:
+                schema_editor.execute(f"DROP TRIGGER {name}")
+
+    def restore(apps, schema_editor):
+        if schema_editor.connection.vendor == "sqlite":
+            for _name, sql in saved:
+                schema_editor.execute(sql)
+
+    from django.db.migrations import RunPython
+
+    return RunPython(RunPython.noop, restore), RunPython(RunPython.noop, save)

@@ -9,7 +9,9 @@ from django.utils.text import slugify
 from publishing import social_cards
 from publishing.rendering import render_markdown
 from publishing.signals import announce_bulk_write
-from publishing.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
+from publishing.workflow import (
+    EDITORIAL_RECORD_FIELDS, PublishableModel, PublishableQuerySet, Status, WorkflowError, editorial_indexes,
+)
 
 from .. import cards
 from ..citations import CitationReport, check_citations
@@ -177,6 +179,7 @@ class Digest(PublishableModel):
             ),
             # API lists page through (updated_at, id) with a keyset cursor.
             models.Index(fields=["updated_at", "id"], name="digest_updated_order"),
+            *editorial_indexes("digest"),  # the newsroom's "Yours"
         ]
 
     def __str__(self) -> str:
@@ -363,4 +366,5 @@ class FAQEntry(models.Model):
 # Revision history: a digest's version includes its citations, action items and FAQ.
 for _model in (DigestReference, ActionItem, FAQEntry):
     reversion.register(_model)
-reversion.register(Digest, follow=["digest_references", "action_items", "faq_entries"])
+reversion.register(Digest, follow=["digest_references", "action_items", "faq_entries"],
+                   exclude=EDITORIAL_RECORD_FIELDS)
