@@ -1,4 +1,4 @@
-"""Creating and revoking API tokens.
+"""Creating and revoking API tokens; each staff user's own preferences (``ProfileAdmin``).
 
 The raw token exists only in the response that creates it: the admin shows it
 once in a message and stores its digest. A token is never edited afterwards --
@@ -11,10 +11,12 @@ permission (superusers) manages everyone's.
 from axes.models import AccessAttempt
 from django import forms
 from django.contrib import admin, messages
+from django.shortcuts import redirect
+from django.urls import path
 from django.utils import timezone
 
 from .lockout import UnlockingAccessAttemptAdmin
-from .models import ApiToken, scopes_for
+from .models import ApiToken, Profile, scopes_for, time_zone_names
 
 
 class ApiTokenForm(forms.ModelForm):
@@ -113,6 +115,63 @@ class ApiTokenAdmin(admin.ModelAdmin):
         """Only tokens the user may see (get_queryset): staff revoke their own."""
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} token{'s' if count != 1 else ''}.", messages.SUCCESS)
+
+
+class ProfileForm(forms.ModelForm):
+    time_zone = forms.ChoiceField(choices=lambda: [(name, name) for name in time_zone_names()],
+                                  help_text=Profile._meta.get_field("time_zone").help_text)
+
+    class Meta:
+        model = Profile
+        fields = ["time_zone"]
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    """Every staff user edits their own preferences (``mine/`` makes them on first visit); whoever holds
+    ``change_profile`` (superusers) sees everyone's."""
+
+    form = ProfileForm
+    list_display = ["user", "time_zone"]
+    list_select_related = ["user"]
+    readonly_fields = ["user"]
+    fields = ["user", "time_zone"]
+
+    def manages_all(self, request) -> bool:
+        return request.user.has_perm("accounts.change_profile")
+
+    def _own(self, request, obj) -> bool:
+        return request.user.is_active and request.user.is_staff and (obj is None or obj.user_id == request.user.pk)
+
+    def get_queryset(self, request):
+        profiles = super().get_queryset(request)
+        return profiles if self.manages_all(request) else profiles.filter(user=request.user)
+
+    def has_module_permission(self, request):
+        return self.manages_all(request) or self._own(request, None)
+
+    def has_view_permission(self, request, obj=None):
+        return super().has_view_permission(request, obj) or self._own(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) or self._own(request, obj)
+
+    def has_add_permission(self, request):
+        return False  # made by mine/, one per user
+
+    def get_urls(self):
+        mine = path("mine/", self.admin_site.admin_view(self.mine_view), name="accounts_profile_mine")
+        return [mine, *super().get_urls()]
+
+    def mine_view(self, request):
+        """The signed-in user's own preferences, made with the defaults on first visit."""
+        profile, _ = Profile.objects.get_or_create(user=request.user)
+        return redirect("admin:accounts_profile_change", profile.pk)
+
+    def changelist_view(self, request, extra_context=None):
+        if not self.manages_all(request):
+            return self.mine_view(request)
+        return super().changelist_view(request, extra_context)
 
 
 # Failed sign-ins and lockouts (django-axes, visible to superusers): axes' own admin plus "unlock".

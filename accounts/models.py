@@ -6,12 +6,15 @@ stored: a leaked database dump gives nobody API access. The first characters
 lookup and so people can tell their tokens apart in the admin. Tokens are
 random (256 bits), so a fast hash is enough -- there is nothing to brute-force.
 """
+import functools
 import hashlib
 import hmac
 import secrets
+import zoneinfo
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -109,3 +112,51 @@ class ApiToken(models.Model):
         if self.last_used_at is None or now - self.last_used_at > LAST_USED_RESOLUTION:
             ApiToken.objects.filter(pk=self.pk).update(last_used_at=now)
             self.last_used_at = now
+
+
+@functools.cache
+def time_zone_names() -> tuple[str, ...]:
+    """Every IANA zone name this machine knows (the system's zone database, or the tzdata package)."""
+    return tuple(sorted(zoneinfo.available_timezones()))
+
+
+def validate_time_zone(name: str) -> None:
+    if name not in time_zone_names():
+        raise ValidationError("%(name)s is not a time zone name (e.g. Europe/Paris, America/New_York).",
+                              code="invalid_time_zone", params={"name": name})
+
+
+def site_time_zone() -> str:
+    """The default: the site's TIME_ZONE (a callable, so a migration does not freeze one setting's value)."""
+    return settings.TIME_ZONE
+
+
+class ProfileQuerySet(models.QuerySet):
+    def time_zone_of(self, user) -> str:
+        """`user`'s time zone, or the site's when they never chose one (no row is written to read it)."""
+        found = self.filter(user_id=user.pk).values_list("time_zone", flat=True).first()
+        return found or settings.TIME_ZONE
+
+
+class Profile(models.Model):
+    """A staff user's own preferences, which they edit in the admin (*API access → Your preferences*).
+
+    For now the time zone the newsroom page (the admin's front page) shows times in. Made on
+    first visit to one's preferences; until then the site's TIME_ZONE applies.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, related_name="profile",
+                                on_delete=models.CASCADE)
+    time_zone = models.CharField(
+        max_length=64, default=site_time_zone, validators=[validate_time_zone],
+        help_text="The newsroom page shows times in this zone: an IANA name such as Europe/Paris or "
+                  "America/New_York. The site's own zone until you choose one.")
+
+    objects = ProfileQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "preferences"
+        verbose_name_plural = "preferences"
+
+    def __str__(self) -> str:
+        return f"Preferences of {self.user}"

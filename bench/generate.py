@@ -33,6 +33,7 @@ from digests.models import (
 from publishing.rendering import cut_at_word, render_markdown
 from publishing.workflow import Status
 
+from . import newsroom
 from .text import WORDS, paragraph, sentence, title
 
 BATCH = 5_000
@@ -128,6 +129,7 @@ class Generator:
         self._timed("digest_parts", self.digest_parts)
         # What beat's fold_merge_tallies does every five minutes in production: sum the charts' tally.
         self._timed("merge_tallies", MergeTally.objects.fold)
+        self._timed("newsroom", lambda: newsroom.fill(self))  # the admin's front page: bench/newsroom.py
         if connection.vendor == "postgresql":
             self._timed("analyze", lambda: connection.cursor().execute("VACUUM ANALYZE"))
         return self.timings

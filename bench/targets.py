@@ -27,6 +27,7 @@ from publishing.pagination import PER_PAGE
 
 from tests.fixtures import WEBHOOK_PAYLOADS
 
+from . import newsroom
 from .text import SEARCH_QUERY
 
 API_LIMIT = 20
@@ -39,7 +40,7 @@ WEBHOOK_PAYLOAD = WEBHOOK_PAYLOADS / "pull_request.opened.payload.json"
 class Target:
     name: str
     path: str
-    kind: str  # "baseline", "page", "feed", "api", "webhook"
+    kind: str  # "baseline", "page", "feed", "api", "webhook", "admin" (signed in: never cached)
     note: str = ""
     method: str = "GET"
     body: bytes = b""
@@ -134,6 +135,8 @@ def build_targets() -> list[Target]:
         Target("api posts cursor 100", posts_deep, "api", note=f"page {posts_page}",
                crawled_from=posts_first, crawl="api"),
         webhook_target(),
+        Target("newsroom (Publisher)", "/admin/", "admin", note="signed in",
+               headers={"Cookie": newsroom.session_cookie()}),
     ]
 
 
@@ -151,7 +154,7 @@ def _request(client: Client, target: Target):
         headers = {**target.headers, target.unique_header: f"bench-count-{uuid.uuid4()}"}
         content_type = headers.pop("Content-Type")
         return client.post(target.path, data=target.body, content_type=content_type, headers=headers)
-    return client.get(target.path)
+    return client.get(target.path, headers=target.headers)
 
 
 def phase_settings(cache_state: str) -> dict:

@@ -53,6 +53,7 @@ def save_post(post: Post, payload: PostIn, token: ApiToken, verb: str) -> Post:
         for name in ("title", "slug", "body", "excerpt", "disclosure"):
             setattr(post, name, getattr(payload, name))
         post.lead_image_id = payload.lead_image.id if payload.lead_image else None
+        post.note_edit(token.user)  # the editorial record: created / last edited by the token's user
         post.save()
         post.post_authors.all().delete()
         for position, author in enumerate(authors):

@@ -20,7 +20,9 @@ from images.renditions import open_fallback
 from publishing import social_cards
 from publishing.rendering import cut_at_word, describe, image_ids, render_image, render_markdown
 from publishing.search import full_text
-from publishing.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
+from publishing.workflow import (
+    EDITORIAL_RECORD_FIELDS, PublishableModel, PublishableQuerySet, Status, WorkflowError, editorial_indexes,
+)
 
 from .cards import PARTS, render_parts
 
@@ -252,6 +254,7 @@ class Post(PublishableModel):
             ),
             # API lists page through (updated_at, id) with a keyset cursor.
             models.Index(fields=["updated_at", "id"], name="post_updated_order"),
+            *editorial_indexes("post"),  # the newsroom's "Yours"
         ]
 
     def __str__(self) -> str:
@@ -361,4 +364,4 @@ class PostCard(social_cards.StoredCard):
 # Revision history: a post's version includes its ordered authors and tags.
 reversion.register(PostAuthor)
 reversion.register(TaggedPost)
-reversion.register(Post, follow=["post_authors", "tagged_items"])
+reversion.register(Post, follow=["post_authors", "tagged_items"], exclude=EDITORIAL_RECORD_FIELDS)

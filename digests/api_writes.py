@@ -135,6 +135,7 @@ def save_digest(digest: Digest, payload: DigestIn, token: ApiToken, verb: str) -
         digest.topic, digest.slug = topic, slug
         for name in ("date", "section", "label", "headline", "summary", "body", "byline"):
             setattr(digest, name, getattr(payload, name))
+        digest.note_edit(token.user)  # the editorial record: created / last edited by the token's user
         if digest.pk is None:
             digest.save()
         _replace_related(digest, payload, references, repositories)

@@ -24,11 +24,25 @@ def purge_from_edge(modeladmin, request, queryset):
                             messages.SUCCESS)
 
 
+class RetriedFilter(admin.SimpleListFilter):
+    """Purges that failed at least once (``Purge.objects.retried``): where the newsroom's count links."""
+
+    title = "attempts"
+    parameter_name = "retried"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Failed at least once")]
+
+    def queryset(self, request, queryset):
+        return queryset.retried() if self.value() == "yes" else queryset
+
+
 @admin.register(Purge)
 class PurgeAdmin(admin.ModelAdmin):
     """Purges the edge still owes: normally none for more than a moment; rows that stay say which node fails."""
 
     list_display = ("created_at", "key_count", "attempts", "next_attempt_at", "last_error")
+    list_filter = (RetriedFilter,)
     readonly_fields = ("keys", "targets", "created_at", "next_attempt_at", "attempts", "last_error")
 
     @admin.display(description="keys")

@@ -8,6 +8,10 @@ class PurgeQuerySet(models.QuerySet):
         """Purges whose (next) attempt has come, oldest first."""
         return self.filter(next_attempt_at__lte=now or timezone.now()).order_by("next_attempt_at", "pk")
 
+    def retried(self):
+        """Purges that failed at least once and are still owed (the admin's "retried" filter, the newsroom's count)."""
+        return self.filter(attempts__gt=0)
+
 
 class Purge(models.Model):
     """One transaction's purge: written in the transaction that changed the pages, deleted once sent.

@@ -156,12 +156,25 @@ class FeedSourceForm(forms.ModelForm):
         return url
 
 
+class FailingFeedFilter(admin.SimpleListFilter):
+    """Enabled feeds whose last fetch failed (``FeedSource.objects.failing``): where the newsroom's count links."""
+
+    title = "fetching"
+    parameter_name = "failing"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Failing")]
+
+    def queryset(self, request, queryset):
+        return queryset.failing() if self.value() == "yes" else queryset
+
+
 @admin.register(FeedSource)
 class FeedSourceAdmin(admin.ModelAdmin):
     form = FeedSourceForm
     list_display = ["__str__", "url", "publish_entries", "enabled", "last_fetched_at", "failures", "next_attempt_at",
                     "short_error"]
-    list_filter = ["enabled", "publish_entries"]
+    list_filter = ["enabled", "publish_entries", FailingFeedFilter]
     search_fields = ["url", "title"]
     filter_horizontal = ["default_authors"]
     readonly_fields = ["etag", "modified", "last_fetched_at", "failures", "next_attempt_at", "last_error",
@@ -216,6 +229,7 @@ class DigestDraftAdmin(ReadOnlyAdmin):
     """Drafts made by draft_digest; "Add" drafts a new digest for a topic and day."""
 
     list_display = ["digest", "generated_at", "short_report"]
+    list_filter = ["opened_at"]  # "No date": drafts no editor has opened yet (the newsroom links there)
     list_select_related = ["digest"]
     readonly_fields = ["digest", "generated_at", "report", "generated"]
     fields = readonly_fields

@@ -6,3 +6,10 @@ class IngestionConfig(AppConfig):
 
     name = "ingestion"
     verbose_name = "Ingestion"
+
+    def ready(self):
+        from publishing.signals import change_page_opened
+
+        from .drafting import note_opened
+
+        change_page_opened.connect(note_opened, dispatch_uid="ingestion.drafting.note_opened")

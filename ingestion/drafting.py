@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import reversion
 from django.db import transaction
 from django.db.models import Max, Q
+from django.utils import timezone
 
 from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Reference
 from publishing.workflow import Status
@@ -166,7 +167,8 @@ def _refresh(digest: Digest, record: DigestDraft | None, result: DraftResult) ->
             fresh["faq"] = [[question, drafting_text.md_unescape(answer)] for question, answer in digest.default_faq()]
         generated[name] = _update_field(digest, name, current, fresh, record, result)
     digest.save()
-    DigestDraft.objects.update_or_create(digest=digest, defaults={"generated": generated, "report": result.summary()})
+    DigestDraft.objects.update_or_create(digest=digest, defaults={"generated": generated, "report": result.summary(),
+                                                                  "generated_at": timezone.now()})
 
 
 def draft_digest(topic, day: datetime.date) -> DraftResult:
@@ -199,3 +201,9 @@ def _draft(topic, day: datetime.date) -> DraftResult:
         result.added = _add_references(digest, references)
         _refresh(digest, record, result)
     return result
+
+
+def note_opened(sender, object_id, user, **kwargs) -> None:
+    """``change_page_opened`` receiver: a digest's change page, opened by someone who may edit it, opens its draft."""
+    if sender is Digest:
+        DigestDraft.objects.note_opened(object_id, user)

@@ -7,6 +7,7 @@ replayed, audited and repeated without duplicating anything.
 import datetime
 import json
 
+from django.conf import settings
 from django.db import connections, models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -227,6 +228,10 @@ class FeedSourceQuerySet(models.QuerySet):
         now = now or timezone.now()
         return self.filter(enabled=True).filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
 
+    def failing(self):
+        """Enabled feeds whose last fetch failed (the admin's "failing" filter, the newsroom's count)."""
+        return self.filter(enabled=True, failures__gt=0)
+
 
 class FeedSource(models.Model):
     """An Atom/RSS feed whose entries become blog posts.
@@ -316,8 +321,23 @@ class FeedEntry(models.Model):
         return self.entry_id
 
 
+class DigestDraftQuerySet(models.QuerySet):
+    def unopened(self):
+        """Drafts still in draft whose digest no editor has opened in the admin (the newsroom's list)."""
+        return self.filter(opened_at__isnull=True, digest__status="draft")
+
+    def note_opened(self, digest_id, user, now=None) -> int:
+        """Record the first time someone who may edit it opens the digest's change page (later opens change nothing).
+
+        One UPDATE, conditional on ``opened_at`` being empty, so two editors opening
+        it at once cannot both be first.
+        """
+        return self.filter(digest_id=digest_id, opened_at__isnull=True).update(
+            opened_at=now or timezone.now(), opened_by=user)
+
+
 class DigestDraft(models.Model):
-    """What ``draft_digest`` last generated for a digest.
+    """What ``draft_digest`` last generated for a digest, and whether an editor has looked at it yet.
 
     Comparing a digest's current fields with these values tells which ones an
     editor has changed since; regenerating only rewrites the untouched ones.
@@ -325,8 +345,17 @@ class DigestDraft(models.Model):
 
     digest = models.OneToOneField("digests.Digest", related_name="draft_record", on_delete=models.CASCADE)
     generated = models.JSONField(default=dict)
-    generated_at = models.DateTimeField(default=timezone.now)
+    generated_at = models.DateTimeField(
+        default=timezone.now, help_text="When draft_digest last generated it: references arriving later are "
+                                        "not in it yet (the newsroom counts them).")
     report = models.TextField(blank=True, help_text="What the last regeneration changed.")
+    opened_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When someone who may edit digests first opened the digest's change page (empty: not yet).")
+    opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, editable=False, on_delete=models.SET_NULL,
+                                  related_name="+", help_text="Who opened it first.")
+
+    objects = DigestDraftQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"Draft of {self.digest_id}"

@@ -48,7 +48,7 @@ class EndpointAdmin(admin.ModelAdmin):
     form = EndpointForm
     list_display = ["url", "description", "enabled", "success_rate_display", "failing_since", "disabled_reason",
                     "owner"]
-    list_filter = ["enabled"]
+    list_filter = ["enabled", "failing_since"]  # "Has date": failing since a success (the newsroom links there)
     list_select_related = ["owner"]
     search_fields = ["url", "description"]
     raw_id_fields = ["owner"]

@@ -45,6 +45,10 @@ class EndpointQuerySet(models.QuerySet):
                if not types or event_type in types]
         return self.filter(pk__in=pks)
 
+    def failing(self):
+        """Enabled endpoints failing since their last success (still retried; disabled after 5 days)."""
+        return self.filter(enabled=True, failing_since__isnull=False)
+
     def owned_by(self, user):
         return self.filter(owner=user)
 

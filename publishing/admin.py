@@ -16,6 +16,7 @@ from django.utils import timezone
 import reversion
 from reversion.admin import VersionAdmin
 
+from .signals import change_page_opened
 from .workflow import Status, WorkflowError
 
 
@@ -114,6 +115,27 @@ class WorkflowAdmin(VersionAdmin):
     def has_delete_permission(self, request, obj=None):
         allowed = super().has_delete_permission(request, obj)
         return allowed and (obj is None or obj.can_edit(request.user))
+
+    def save_model(self, request, obj, form, change):
+        """Keep the editorial record (what the newsroom reads): who created and last edited it, who moved it.
+
+        A save whose only changes are the status and publication time is a move in the
+        workflow, not an edit: a Publisher returning a draft does not become its editor.
+        """
+        changed = set(form.changed_data)
+        if "status" in changed:
+            obj.note_status_change(request.user)
+        if not change or not changed or not changed <= {"status", "published_at"}:
+            obj.note_edit(request.user)
+        super().save_model(request, obj, form, change)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The change page; opening it able to edit tells listeners (``publishing.signals.change_page_opened``)."""
+        response = super().change_view(request, object_id, form_url, extra_context)
+        context = getattr(response, "context_data", None) or {}
+        if request.method == "GET" and response.status_code == 200 and context.get("has_change_permission"):
+            change_page_opened.send(sender=self.model, object_id=context["original"].pk, user=request.user)
+        return response
 
     def revision_view(self, request, object_id, version_id, extra_context=None):
         """Rolling back rewrites the item as it is now, so the user must be allowed to edit it now.

@@ -12,6 +12,8 @@ SQLite: an FTS5 table per searched table (``add_sqlite_search``), so words are
 stemmed there as PostgreSQL's ``english`` configuration stems them ("allocators"
 finds "allocator"), where the first fallback matched substrings (issue 25).
 """
+import re
+
 from django.contrib.postgres.indexes import GinIndex
 
 COLUMN = "search_vector"
@@ -270,20 +272,37 @@ def add_sqlite_search(app_label: str, model_name: str, fields: tuple[str, ...]):
     return forwards, backwards
 
 
-def renew_sqlite_search(app_label: str, model_name: str, fields: tuple[str, ...]):
-    """A forwards function for ``RunPython`` after an operation that made Django remake the table on SQLite
-    (adding a foreign key does): that copy dropped the index's triggers, so index and triggers are made
-    again and filled. Idempotent; a no-op on PostgreSQL. (Backwards there is nothing to undo.)"""
+def kept_sqlite_triggers(table: str, *, applying: bool = False):
+    """Two ``RunPython`` operations to put first and last in a migration whose *reversal* remakes `table` on SQLite.
 
-    def forwards(apps, schema_editor):
-        if schema_editor.connection.vendor != "sqlite":
-            return
-        table = apps.get_model(app_label, model_name)._meta.db_table
-        fts = fts_table(table)
-        for trigger in ("insert", "delete", "update"):
-            schema_editor.execute(f"DROP TRIGGER IF EXISTS {fts}_{trigger}")
-        schema_editor.execute(f"DROP TABLE IF EXISTS {fts}")
-        for statement in sqlite_search_sql(table, fields):
-            schema_editor.execute(statement)
+    Removing a foreign key column makes Django copy the table to a new one and rename it,
+    which drops every trigger on the table (the FTS5 index's; on digests those keeping
+    ``first_published_at`` and ``DigestRepository``, migrations 0014 and 0015) and fails
+    while a trigger on another table names it (SQLite checks them at the rename).
+    Unapplying, the last operation's reverse runs first: it notes and drops every trigger
+    on or naming `table`; the first operation's reverse runs last and creates them again.
+    The rows keep their ids, so the FTS5 index still matches them. Applying, both do nothing, unless
+    `applying`: for a migration that remakes the table on the way forward too (adding a NOT NULL
+    column with a default does), the first operation then saves and drops them, the last restores them.
+    """
+    saved: list[tuple[str, str]] = []
+    named = re.compile(rf"\b{re.escape(table)}\b")
 
-    return forwards
+    def save(apps, schema_editor):
+        if schema_editor.connection.vendor == "sqlite":
+            with schema_editor.connection.cursor() as cursor:
+                cursor.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
+                saved[:] = [(name, sql) for name, on, sql in cursor.fetchall() if on == table or named.search(sql)]
+            for name, _sql in saved:
+                schema_editor.execute(f"DROP TRIGGER {name}")
+
+    def restore(apps, schema_editor):
+        if schema_editor.connection.vendor == "sqlite":
+            for _name, sql in saved:
+                schema_editor.execute(sql)
+
+    from django.db.migrations import RunPython
+
+    if applying:
+        return RunPython(save, restore), RunPython(restore, save)
+    return RunPython(RunPython.noop, restore), RunPython(RunPython.noop, save)

@@ -18,3 +18,9 @@ content_changed = Signal()
 def announce_bulk_write(model, pks=None) -> None:
     """Tell listeners that rows of `model` (these `pks`, or unknown ones) were written without model signals."""
     content_changed.send(sender=model, pks=pks)
+
+#: ``sender``: a workflow model; ``object_id``: the item's primary key; ``user``: who opened its change page
+#: in the admin, able to edit it (``WorkflowAdmin.change_view``). Ingestion notes the first such opening of a
+#: drafted digest (``DigestDraft.opened_at``): what the newsroom's "Drafted digests" lists is what no editor
+#: has opened yet. Sent after the page rendered, on GET only.
+change_page_opened = Signal()

@@ -8,10 +8,6 @@ from reader.sitemaps import SITEMAPS
 from . import health
 from .api import not_found as api_not_found, urls as api_urls
 
-admin.site.site_header = "RepoJournal editorial"
-admin.site.site_title = "RepoJournal"
-admin.site.index_title = "Newsroom"
-
 # Patterns with a fixed prefix first: Django tries patterns in order, and an include mounted at ""
 # can only refuse a path by trying its own patterns and raising Resolver404, which is dear. No two
 # entries here can match the same path, so the order changes only what a request costs.
@@ -28,6 +24,7 @@ urlpatterns = [
     path("health/", health.everything_view(), name="health"),  # every dependency: monitoring, make status
     path("webhooks/", include("ingestion.urls")),
     path("media/", include("images.urls")),  # renditions on this machine's disk (MEDIA_URL); images/views.py
+    path("edit-bar/", include("editbar.urls")),  # staff only: the edit bar's purge (editbar/)
     path("", include("digests.urls")),
     path("", include("blog.urls")),
 ]

@@ -11,7 +11,9 @@ from images.models import ImageUse, record_uses
 from publishing import social_cards
 from publishing.rendering import image_ids, render_markdown
 from publishing.signals import announce_bulk_write
-from publishing.workflow import PublishableModel, PublishableQuerySet, Status, WorkflowError
+from publishing.workflow import (
+    EDITORIAL_RECORD_FIELDS, PublishableModel, PublishableQuerySet, Status, WorkflowError, editorial_indexes,
+)
 
 from .. import cards
 from ..citations import CitationReport, check_citations
@@ -180,6 +182,7 @@ class Digest(PublishableModel):
             ),
             # API lists page through (updated_at, id) with a keyset cursor.
             models.Index(fields=["updated_at", "id"], name="digest_updated_order"),
+            *editorial_indexes("digest"),  # the newsroom's "Yours"
         ]
 
     def __str__(self) -> str:
@@ -371,4 +374,5 @@ class FAQEntry(models.Model):
 # Revision history: a digest's version includes its citations, action items and FAQ.
 for _model in (DigestReference, ActionItem, FAQEntry):
     reversion.register(_model)
-reversion.register(Digest, follow=["digest_references", "action_items", "faq_entries"])
+reversion.register(Digest, follow=["digest_references", "action_items", "faq_entries"],
+                   exclude=EDITORIAL_RECORD_FIELDS)

@@ -253,6 +253,9 @@ class Reference(models.Model):
             # The API's references of one repository in sync order (updated_at, id): a page walks
             # this repository's rows in order and stops, however many it has.
             models.Index(fields=["repository", "updated_at", "id"], name="reference_repository_updated"),
+            # The newsroom's drafted digests: how many references of a topic's repositories arrived
+            # after a draft, counted from this index alone (a range per repository).
+            models.Index(fields=["repository", "created_at"], name="reference_repository_created"),
             # A repository's page: its published references newest first, and the weekly chart's
             # count over a range of merged_at, both from this index alone (about 5% of references
             # are ever cited, so the partial index is small).

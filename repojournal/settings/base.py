@@ -32,7 +32,7 @@ ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "newsroom.apps.NewsroomAdminConfig",  # Django's admin, its front page the newsroom (newsroom/sites.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -51,6 +51,8 @@ INSTALLED_APPS = [
     "demo",
     "edge",
     "outbound",
+    "newsroom",
+    "editbar",  # the staff edit bar on public pages (issue 26)
 ]
 
 MIDDLEWARE = [

@@ -1,5 +1,6 @@
 """deploy/varnish/default.vcl on its own: what deploy/topology.py changes in it, that it compiles,
 and that only the purgers ACL may purge (a lone varnishd: PURGE is answered before any backend)."""
+import contextlib
 import importlib.util
 import shutil
 import subprocess
@@ -29,6 +30,24 @@ def rendered(app_ports=("8001", "8002"), purgers=("127.0.0.1", "::1")) -> str:
     return topology.render_vcl(topology.VCL_TEMPLATE.read_text(), app_ports, list(purgers))
 
 
+@contextlib.contextmanager
+def lone_varnish(tmp_path, vcl: str, *options: str):
+    """varnishd with `vcl` on a free port, stopped afterwards; yields its base URL."""
+    (tmp_path / "default.vcl").write_text(vcl)
+    port = free_port()
+    varnish = subprocess.Popen(
+        ["varnishd", "-F", "-j", "none", "-a", f"127.0.0.1:{port}", "-f", str(tmp_path / "default.vcl"),
+         "-n", str(tmp_path / "work"), "-s", "malloc,16m", "-T", "127.0.0.1:0", *options],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        varnish.terminate()
+        varnish.wait(timeout=30)
+        time.sleep(0.1)
+
+
 def test_rendering_changes_only_the_backend_ports_and_the_purgers():
     template = load_topology().VCL_TEMPLATE.read_text()
     vcl = rendered(("9101", "9102"), ("10.0.0.5", "10.0.0.0/24"))
@@ -49,16 +68,7 @@ def test_the_vcl_compiles(tmp_path):
 @needs_varnish
 def test_only_the_purgers_may_purge(tmp_path):
     # 192.0.2.1 (TEST-NET-1) is the only purger: this test's requests from 127.0.0.1 are not.
-    (tmp_path / "default.vcl").write_text(rendered((str(free_port()), str(free_port())), ("192.0.2.1",)))
-    port = free_port()
-    varnish = subprocess.Popen(
-        ["varnishd", "-F", "-j", "none", "-a", f"127.0.0.1:{port}", "-f", str(tmp_path / "default.vcl"),
-         "-n", str(tmp_path / "work"), "-s", "malloc,16m", "-T", "127.0.0.1:0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-
+    with lone_varnish(tmp_path, rendered((str(free_port()), str(free_port())), ("192.0.2.1",))) as base:
         def answers():
             try:
                 return httpx.request("PURGE", f"{base}/", timeout=2)
@@ -70,10 +80,6 @@ def test_only_the_purgers_may_purge(tmp_path):
         by_keys = httpx.request("PURGE", f"{base}/", headers={"xkey-purge": "site"}, timeout=2)
         assert by_url.status_code == by_keys.status_code == 405
         assert "not allowed" in by_keys.text
-    finally:
-        varnish.terminate()
-        varnish.wait(timeout=30)
-        time.sleep(0.1)
 
 
 @needs_varnish
@@ -88,24 +94,13 @@ def test_an_instance_whose_dependencies_are_away_stays_in_the_edge(tmp_path, htt
     httpserver.expect_request("/health/ready/").respond_with_data("Database: OK\n")
     httpserver.expect_request("/health/").respond_with_data("Cache: unavailable\n", status=500)
     httpserver.expect_request("/webhooks/github", method="POST").respond_with_json({"status": "queued"}, status=202)
-    (tmp_path / "default.vcl").write_text(rendered((str(httpserver.port), str(httpserver.port))))
-    port = free_port()
-    varnish = subprocess.Popen(
-        ["varnishd", "-F", "-j", "none", "-a", f"127.0.0.1:{port}", "-f", str(tmp_path / "default.vcl"),
-         "-n", str(tmp_path / "work"), "-s", "malloc,16m", "-T", "127.0.0.1:0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
+    with lone_varnish(tmp_path, rendered((str(httpserver.port), str(httpserver.port)))) as base:
         def probed_three_times():  # by then a probe of /health/ would have marked the instance sick
             return sum(request.path.startswith("/health/") for request, _ in httpserver.log) >= 6
 
         assert wait_for(probed_three_times, 30, interval=0.2), "varnishd did not probe the instance"
-        answers = [httpx.post(f"http://127.0.0.1:{port}/webhooks/github", content=b"{}", timeout=5).status_code
-                   for _ in range(5)]
+        answers = [httpx.post(f"{base}/webhooks/github", content=b"{}", timeout=5).status_code for _ in range(5)]
         assert answers == [202] * 5
-    finally:
-        varnish.terminate()
-        varnish.wait(timeout=30)
 
 
 @needs_varnish
@@ -124,25 +119,16 @@ def test_while_no_instance_reads_its_database_expired_pages_are_served_stale(tmp
     httpserver.expect_request("/posts/").respond_with_handler(lambda request: Response(
         "the page as it was", status=next(pages, 503),
         headers={"Cache-Control": "public, max-age=0, s-maxage=1, stale-while-revalidate=60, stale-if-error=86400"}))
-    (tmp_path / "default.vcl").write_text(rendered((str(httpserver.port), str(httpserver.port))))
-    port = free_port()
-    varnish = subprocess.Popen(
-        ["varnishd", "-F", "-j", "none", "-a", f"127.0.0.1:{port}", "-f", str(tmp_path / "default.vcl"),
-         "-n", str(tmp_path / "work"), "-s", "malloc,16m", "-T", "127.0.0.1:0", "-p", "default_grace=0s"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
+    vcl = rendered((str(httpserver.port), str(httpserver.port)))
+    with lone_varnish(tmp_path, vcl, "-p", "default_grace=0s") as base:
         def answered():
             try:
-                return httpx.get(f"http://127.0.0.1:{port}/posts/", timeout=5)
+                return httpx.get(f"{base}/posts/", timeout=5)
             except httpx.HTTPError:
                 return None
 
         first = wait_for(answered, 30, interval=0.2)
         assert first is not None and first.status_code == 200
         time.sleep(62)  # past s-maxage + the 60 s a healthy app's pages get
-        stale = httpx.get(f"http://127.0.0.1:{port}/posts/", timeout=5)
+        stale = httpx.get(f"{base}/posts/", timeout=5)
         assert (stale.status_code, stale.text) == (200, "the page as it was")
-    finally:
-        varnish.terminate()
-        varnish.wait(timeout=30)

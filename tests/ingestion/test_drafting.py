@@ -189,3 +189,13 @@ def test_draft_digest_command(topic, activity, capsys):
 def test_draft_digest_command_rejects_bad_input(topic, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("draft_digest", *args)
+
+
+def test_regenerating_moves_generated_at_so_only_later_references_count_as_new(topic, activity):
+    """The newsroom counts references that arrived after the draft's last generation (DigestDraft.generated_at)."""
+    first = draft_digest(topic, DAY).digest.draft_record
+    type(first).objects.filter(pk=first.pk).update(generated_at=at(0))
+    draft_digest(topic, DAY)
+    first.refresh_from_db()
+    assert first.generated_at > at(0)
+    assert first.opened_at is None  # generating is not opening

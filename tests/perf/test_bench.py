@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"home", "wire", "digest page", "posts", "post page", "tag page 1", "tag page 100", "author page", "search",
          "posts atom feed", "repository page"}
 UNCACHED = {"api digests page 1", "api digests cursor 100", "api posts page 1", "api posts cursor 100",
-            "webhook (verify + store + enqueue)"}
+            "webhook (verify + store + enqueue)", "newsroom (Publisher)"}
 
 pytestmark = pytest.mark.skipif(
     shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk); CI installs it"
@@ -116,6 +116,19 @@ def test_the_edge_is_measured_or_skipped_with_a_reason(quick_run):
     assert len(hits) == 4 and all(target["rps"] > 0 and target["errors"] == 0 for target in hits)
     assert edge["publish_to_visible"]["publishes"] > 0 and edge["publish_to_visible"]["p99_s"] > 0
     assert edge["failover"]["requests"] > 0 and edge["failover"]["failed"] == 0
+
+
+def test_the_newsroom_is_reported_beside_the_reader_pages_with_its_scale_and_query_checks(quick_run):
+    """Issue 26: the admin's front page, signed in as a Publisher, as a ratio to the baseline at both scales."""
+    results, docs = quick_run
+    newsroom = by_key(results["targets"])[("newsroom (Publisher)", "none")]
+    assert newsroom["kind"] == "admin" and newsroom["path"] == "/admin/" and newsroom["queries"] > 0
+    assert newsroom["tenth_scale"]["queries"] == newsroom["queries"]
+    checks = {check["check"]: check for check in results["checks"]}
+    assert checks["newsroom (Publisher) (none) queries same at both scales"]["ok"]
+    assert checks["newsroom (Publisher) (none) queries"]["bar"] == "<= 12"
+    assert "newsroom (Publisher) (none) throughput tenth -> full scale" in checks
+    assert "| newsroom (Publisher) (signed in) | none |" in docs.read_text()
 
 
 def test_the_edge_reports_bytes_per_page_compressed_and_not(quick_run):

@@ -96,3 +96,23 @@ def test_the_admin_post_form_with_an_inline_row_and_autocomplete_shows_no_violat
     expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
     assert "Zelda Quill" in [a.name for a in post.ordered_authors()]
     assert violations(page) == []
+
+
+def test_the_newsroom_shows_no_violation(live_server, strict_page, django_user_model):
+    """The admin's front page (issue 26): its stylesheet is a file, and it has no inline script or style."""
+    from tests.newsroom.conftest import in_review, populate
+
+    chief = django_user_model.objects.create_superuser("chief", "chief@example.org", PASSWORD)
+    populate(3, chief, chief)
+    in_review("post", chief, hours_ago=49)
+    page = strict_page
+    page.goto(live_server.url + "/admin/login/")
+    page.fill("#id_username", "chief")
+    page.fill("#id_password", PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    response = page.goto(live_server.url + "/admin/")
+    assert "style-src 'self'" in response.headers["content-security-policy"]
+    expect(page.get_by_role("heading", name="Waiting for review")).to_be_visible()
+    assert page.locator(".newsroom-overdue").count() == 1  # the stylesheet's rule applies: 49 h > 48 h
+    assert page.locator(".newsroom-overdue th").evaluate("e => getComputedStyle(e).backgroundColor") != "rgba(0, 0, 0, 0)"
+    assert violations(page) == []

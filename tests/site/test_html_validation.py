@@ -44,3 +44,19 @@ def test_the_validator_catches_errors(java_path, tmp_path):
     broken = tmp_path / "broken.html"
     broken.write_text("<!doctype html><html lang=en><title>x</title><p><div></p></span>")
     assert any(message["type"] == "error" for message in validate(java_path, [broken]))
+
+
+@pytest.mark.django_db
+def test_pages_with_the_edit_bar_have_no_html_errors(client, site, java_path, tmp_path, django_user_model):
+    """What signed-in staff get (issue 26): the reader pages plus the bar, its form and its stylesheet."""
+    client.force_login(django_user_model.objects.create_superuser("chief", "chief@example.org", "pw"))
+    urls = {"post": site.posts[1].get_absolute_url(), "home": "/", "tag": "/tags/cuda/",
+            "repository": "/repos/pytorch/pytorch/", "unpublished": site.hidden_posts["draft"].get_absolute_url()}
+    files = []
+    for name, url in urls.items():
+        response = client.get(url)
+        assert b'<aside class="editbar"' in response.content, url
+        files.append(tmp_path / f"{name}.html")
+        files[-1].write_bytes(response.content)
+    errors = [message for message in validate(java_path, files) if message["type"] == "error"]
+    assert errors == [], json.dumps(errors, indent=1)[:3000]

@@ -10,6 +10,7 @@ import datetime
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -143,27 +144,25 @@ def test_the_sqlite_index_covers_the_searched_fields(table, fields):
         assert [row[0] for row in cursor.fetchall()] == list(fields)
 
 
+def post_as_of(migration: str, title: str, body: str) -> None:
+    """A published post written with the Post model as it was at blog's `migration` (the table's columns then)."""
+    state = MigrationExecutor(connection).loader.project_state(("blog", migration))
+    state.apps.get_model("blog", "Post").objects.create(
+        title=title, slug=title.lower().replace(" ", "-"), body=body, status=Status.PUBLISHED,
+        published_at=timezone.now() - datetime.timedelta(hours=1))
+
+
 @ON_SQLITE
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_indexes_the_rows_already_there():
     call_command("migrate", "blog", "0010", verbosity=0)  # as before issue 25: no index, no triggers
-    old_post("Bandicoot burrows", "Bandicoots dig.")
+    post_as_of("0010_readeredges_social_card", title="Bandicoot burrows", body="Bandicoots dig.")
     call_command("migrate", "blog", verbosity=0)
     assert found("bandicoot") == ["Bandicoot burrows"]
     call_command("migrate", "blog", "0010", verbosity=0)  # and back: the index and its triggers are dropped
-    old_post("Written without an index", "Bandicoots.")
+    post_as_of("0010_readeredges_social_card", title="Written without an index", body="Bandicoots.")
     call_command("migrate", "blog", verbosity=0)
     assert found("bandicoot") == ["Bandicoot burrows", "Written without an index"]
-
-
-def old_post(title: str, body: str) -> None:
-    """A published post written as blog 0010's schema has it (today's model has columns added since)."""
-    from django.db.migrations.loader import MigrationLoader
-
-    state = MigrationLoader(connection).project_state(("blog", "0010_readeredges_social_card"))
-    state.apps.get_model("blog", "Post").objects.create(
-        title=title, slug=title.lower().replace(" ", "-"), body=body, status=Status.PUBLISHED,
-        published_at=timezone.now() - datetime.timedelta(hours=1))
 
 
 @pytest.mark.django_db

@@ -31,6 +31,7 @@ ROUTES = [
     ("blog:author", {"slug": "ada"}, "/authors/ada/"),
     ("blog:author_feed", {"slug": "ada", "fmt": "atom"}, "/authors/ada/feed.atom"),
     ("blog:preview", {"pk": 7}, "/preview/posts/7/"),
+    ("editbar:purge", {"kind": "post", "pk": 7}, "/edit-bar/purge/post/7/"),
 ]
 
 
