@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.db.models import Count
 from taggit.models import Tag
 
+from images.admin import ImagePickerMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 
 from .models import Author, Post, PostAuthor, TaggedPost
@@ -76,8 +77,10 @@ class TaggedPostInline(AutocompleteInlineMixin, admin.TabularInline):
 
 
 @admin.register(Post)
-class PostAdmin(WorkflowAdmin):
+class PostAdmin(ImagePickerMixin, WorkflowAdmin):
     preview_url_name = "blog:preview"
+    image_picker_fields = ("body",)
+    raw_id_fields = ["lead_image"]  # its lookup is the images list, with thumbnails
     list_display = ["title", "byline", "status_badge", "published_at", "tag_list", "updated_at"]
     list_filter = ["status", ("authors", admin.RelatedOnlyFieldListFilter), "tags", "published_at"]
     search_fields = ["title", "body", "excerpt", "authors__name", "authors__handle"]
@@ -85,7 +88,7 @@ class PostAdmin(WorkflowAdmin):
     prepopulated_fields = {"slug": ["title"]}
     inlines = [PostAuthorInline, TaggedPostInline]
     fieldsets = [
-        (None, {"fields": ["title", "slug", "disclosure", "excerpt", "body"]}),
+        (None, {"fields": ["title", "slug", "disclosure", "excerpt", "lead_image", "body"]}),
         ("Publication", {"fields": ["status", "published_at"]}),
     ]
 

@@ -102,6 +102,7 @@ def get_post(request: HttpRequest, slug: str):
     """One post with its ordered authors and tags, as Markdown and as HTML."""
     post = get_object_or_404(visible(request, Post.objects.all()).with_listing_data(), slug=slug)
     stamps = [post.updated_at] + [author.updated_at for author in post.ordered_authors()]
+    stamps += post.image_uses.values_list("image__updated_at", flat=True)  # their renditions and alt text show
     return conditional_json(request, PostOut, post, max(stamps), post.is_published)
 
 

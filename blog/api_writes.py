@@ -18,6 +18,7 @@ from api.errors import error_responses
 from api.responses import require_unchanged, written_json
 from api.throttling import throttles
 from api.writing import FieldProblems, record_revision, require_write
+from images.models import Image
 from publishing.workflow import Status
 
 from .models import Author, Post, PostAuthor
@@ -40,6 +41,8 @@ def validate(post: Post, payload: PostIn) -> list[Author]:
             problems.add(f"body.authors.{index}.slug", f"“{slug}” is already in the byline.")
     if not slugs and post.status == Status.PUBLISHED:  # check_publishable's rule, kept by every later edit
         problems.add("body.authors", "A published or scheduled post keeps a byline: name at least one author.")
+    if payload.lead_image and not Image.objects.filter(pk=payload.lead_image.id).exists():
+        problems.add("body.lead_image.id", f"No image has the id {payload.lead_image.id}: upload it in the admin first.")
     problems.raise_if_any()
     return [found[slug] for slug in slugs]
 
@@ -49,6 +52,7 @@ def save_post(post: Post, payload: PostIn, token: ApiToken, verb: str) -> Post:
     with transaction.atomic(), reversion.create_revision():
         for name in ("title", "slug", "body", "excerpt", "disclosure"):
             setattr(post, name, getattr(payload, name))
+        post.lead_image_id = payload.lead_image.id if payload.lead_image else None
         post.note_edit(token.user)  # the editorial record: created / last edited by the token's user
         post.save()
         post.post_authors.all().delete()

@@ -57,13 +57,13 @@ def render_parts(post) -> None:
 
 
 def refresh_cards(queryset, *, body: bool = False) -> int:
-    """Re-render and store the cards of the posts in `queryset` (and, with `body`, their body HTML,
-    plain-text excerpt and word count); returns how many posts were rendered.
+    """Re-render and store the cards of the posts in `queryset` (and, with `body`, their body and lead
+    image HTML, plain-text excerpt and word count); returns how many posts were rendered.
 
     Writes with ``bulk_update``, so ``updated_at`` (the API's change marker) stays as it was.
     """
     Post = queryset.model
-    fields = [*PARTS, *(["body_html", "auto_excerpt", "word_count", "meta_description"] if body else [])]
+    fields = [*PARTS, *(["body_html", "lead_html", "auto_excerpt", "word_count", "meta_description"] if body else [])]
     ids = list(queryset.order_by().values_list("pk", flat=True).distinct())
     for start in range(0, len(ids), REFRESH_BATCH):
         posts = list(Post.objects.filter(pk__in=ids[start : start + REFRESH_BATCH]).with_reader_data())

@@ -9,14 +9,14 @@ from django.utils.html import escape, format_html
 from taggit.models import Tag
 
 from publishing.compiled import planned_per_run
-from publishing.syndication import ReaderFeed, atom_entry
+from publishing.syndication import ReaderFeed, absolute_urls, atom_entry
 
 from .models import Author, Post, author_path
 
 
 #: What a post feed item prints (``PostsFeed.items``).
-FEED_COLUMNS = ("slug", "title", "excerpt", "auto_excerpt", "disclosure", "body_html", "authors_tags",
-                "published_at", "updated_at")
+FEED_COLUMNS = ("slug", "title", "excerpt", "auto_excerpt", "disclosure", "lead_html", "body_html",
+                "authors_tags", "published_at", "updated_at")
 
 
 def path_maker(name: str):
@@ -57,7 +57,7 @@ class PostsFeed(ReaderFeed):
                 title=post.title, link=link, published=post.published_at, updated=updated,
                 authors=[(author["name"], origin + author_url(author["slug"])) for author in post.authors_tags.get("authors", ())],
                 summary=self.item_description(post), categories=self.item_categories(post),
-                content=self.item_content(post).replace('href="#', f'href="{link}#'),
+                content=absolute_urls(self.item_content(post), link, origin),
             ))
         return entries, latest
 
@@ -80,7 +80,7 @@ class PostsFeed(ReaderFeed):
 
     def item_content(self, item: Post) -> str:
         disclosure = format_html("<p><em>{}</em></p>", item.disclosure) if item.disclosure else ""
-        return disclosure + item.body_html
+        return disclosure + item.lead_html + item.body_html
 
     def item_authors(self, item: Post) -> list[tuple[str, str]]:
         """Every author in byline order, with their page."""

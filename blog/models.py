@@ -1,8 +1,11 @@
 """The blog: long-form posts with ordered authors and tags."""
 import html
 
+import re
+
 from django.conf import settings
 import reversion
+from django.contrib.contenttypes.fields import GenericRelation
 from django.db import connections, models
 from django.urls import reverse
 from django.utils import timezone
@@ -12,8 +15,10 @@ from django.utils.text import Truncator
 from taggit.managers import TaggableManager
 from taggit.models import TaggedItemBase
 
+from images.models import Image, ImageUse, record_uses
+from images.renditions import open_fallback
 from publishing import social_cards
-from publishing.rendering import cut_at_word, describe, render_markdown
+from publishing.rendering import cut_at_word, describe, image_ids, render_image, render_markdown
 from publishing.search import full_text
 from publishing.workflow import (
     EDITORIAL_RECORD_FIELDS, PublishableModel, PublishableQuerySet, Status, WorkflowError, editorial_indexes,
@@ -50,6 +55,9 @@ RELATED_CARDS_SQL = """
 SEARCH_FIELDS = {"title": "A", "excerpt": "B", "body": "C"}
 #: Silent reading speed used for "N min read".
 WORDS_PER_MINUTE = 230
+#: An image's caption in rendered HTML: not the post's words (excerpt, word count).
+FIGCAPTION = re.compile(r"<figcaption>.*?</figcaption>", re.S)
+
 
 
 class AuthorQuerySet(models.QuerySet):
@@ -220,13 +228,19 @@ class Post(PublishableModel):
         max_length=16, blank=True, editable=False,
         help_text="Fingerprint of the stored og:image card (PostCard), part of its URL; drawn on save.",
     )
+    lead_image = models.ForeignKey(
+        Image, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Shown above the body, in feeds, and on the post's social card (og:image).",
+    )
+    lead_html = models.TextField(blank=True, editable=False, help_text="The lead image's <figure>, rendered on save.")
+    image_uses = GenericRelation(ImageUse, related_query_name="post")
     authors = models.ManyToManyField(Author, through="PostAuthor", related_name="posts")
     tags = TaggableManager(through=TaggedPost, blank=True)
 
     objects = PostQuerySet.as_manager()
 
     #: Fields save() computes from the others.
-    DERIVED_FIELDS = ("body_html", "auto_excerpt", "word_count", "meta_description", *PARTS)
+    DERIVED_FIELDS = ("body_html", "lead_html", "auto_excerpt", "word_count", "meta_description", *PARTS)
 
     class Meta:
         ordering = ["-published_at", "-id"]
@@ -259,13 +273,18 @@ class Post(PublishableModel):
         if new:
             render_parts(self)
             Post.objects.filter(pk=self.pk).update(**{name: getattr(self, name) for name in PARTS})
+        record_uses(self, [*filter(None, [self.lead_image_id]), *image_ids(self.body)],
+                    published=self.status == Status.PUBLISHED)
         self.draw_social_card()
 
     def draw_social_card(self) -> None:
         """Draw and store the og:image card if what it shows (title, authors, date) changed."""
         shown = {"title": self.title, "kicker": "Blog", "day": date_format(self.published_at, "F j, Y")
                  if self.published_at else "", "byline": ", ".join(a["name"] for a in self.authors_tags.get("authors", ()))}
-        key = social_cards.store(PostCard, self, shown)
+        lead = Image.objects.filter(pk=self.lead_image_id).first() if self.lead_image_id else None
+        if lead is not None:  # the card shows the lead image beside the title (its hash: a new image, a new card)
+            shown["image"] = lead.content_hash
+        key = social_cards.store(PostCard, self, shown, photo=lead and (lambda: open_fallback(lead)))
         if key != self.social_card:
             self.social_card = key
             Post.objects.filter(pk=self.pk).update(social_card=key)
@@ -281,10 +300,13 @@ class Post(PublishableModel):
             raise WorkflowError(f"“{self.title}” cannot be published: it has no author. Add one to its byline first.")
 
     def render_body(self) -> None:
-        """Body HTML (sanitised), its plain-text start, its word count and the page's meta description
-        (from the excerpt, which is Markdown too, or else the body)."""
-        self.body_html = render_markdown(self.body)
-        text = " ".join(html.unescape(strip_tags(self.body_html)).split())  # plain: templates escape it again
+        """Body HTML (sanitised), the lead image's, the body's plain-text start (captions left out), its word
+        count and the page's meta description (from the excerpt, which is Markdown too, or else the body).
+        The first image a reader meets loads at once (the lead image, else the body's first), the rest lazily."""
+        self.body_html = render_markdown(self.body, images=True, eager=0 if self.lead_image_id else 1)
+        self.lead_html = render_image(self.lead_image_id) if self.lead_image_id else ""
+        prose = FIGCAPTION.sub("", self.body_html)
+        text = " ".join(html.unescape(strip_tags(prose)).split())  # plain: templates escape it again
         self.auto_excerpt = Truncator(text).words(EXCERPT_WORDS, truncate=" …")
         self.word_count = len(text.split())
         self.meta_description = describe(self.excerpt) if self.excerpt.strip() else cut_at_word(text)

@@ -6,6 +6,7 @@ from ninja import Field, Schema
 
 from api.pagination import ListParams
 from api.types import AuthorSlug, Day, Moment, Slug, TagName, TagSlug, text
+from images.schemas import ImageIdIn, ImageOut, shown_images
 
 StatusName = Literal["draft", "in_review", "published", "archived"]
 
@@ -66,6 +67,12 @@ class PostOut(PostListOut):
     body: str
     body_html: str
     created_at: datetime.datetime
+    lead_image: ImageOut | None = Field(None, description="Shown above the body and on the post's social card.")
+    images: list[ImageOut] = Field(..., description="Every image the post shows, the lead image first, in page order.")
+
+    @staticmethod
+    def resolve_images(obj) -> list:
+        return shown_images(obj)
 
 
 class PostIn(Schema):
@@ -78,6 +85,7 @@ class PostIn(Schema):
     disclosure: text(300) = ""
     authors: list[AuthorIn] = Field(default_factory=list, max_length=20, description="In byline order.")
     tags: list[TagName] = Field(default_factory=list, max_length=50)
+    lead_image: ImageIdIn | None = Field(None, description="An uploaded image, by id; null for none.")
 
 
 class StatusIn(Schema):

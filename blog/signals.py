@@ -2,18 +2,29 @@
 
 A card shows the post's bylines and tags and its authors' and tags' names, so
 saving or deleting a byline or tagging row, or renaming an author or a tag,
-re-renders the posts concerned, in the same transaction. Connected in
-``BlogConfig.ready``.
+re-renders the posts concerned, in the same transaction. A post's body shows its
+images: when one's renditions become ready or its alt text, caption or credit
+changes (``images.signals.image_changed``), the posts showing it are re-rendered.
+Connected in ``BlogConfig.ready``.
 """
 from django.db.models.signals import post_delete, post_save
 from taggit.models import Tag
+
+from images.signals import ids_of, image_changed
+from publishing.signals import announce_bulk_write
 
 from .cards import refresh_cards
 from .models import Author, Post, PostAuthor, TaggedPost
 
 
-def _post_of_link(sender, instance, **kwargs) -> None:
-    """A byline or tagging row was saved or deleted: its post's card (and og:image byline) changed."""
+def _post_of_link(sender, instance, origin=None, **kwargs) -> None:
+    """A byline or tagging row was saved or deleted: its post's card (and og:image byline) changed.
+
+    Not while the post itself is being deleted (its rows go first): drawing its card then stored a
+    new card for a post about to vanish, and the deletion failed on that card's foreign key.
+    """
+    if isinstance(origin, Post) or getattr(origin, "model", None) is Post:
+        return
     refresh_cards(Post.objects.filter(pk=_post_id(instance)))
     if sender is PostAuthor:
         for post in Post.objects.filter(pk=_post_id(instance)).only("title", "published_at", "authors_tags",
@@ -35,7 +46,16 @@ def _posts_of_tag(sender, instance, created=False, **kwargs) -> None:
         refresh_cards(Post.objects.filter(tagged_items__tag=instance))
 
 
+def _posts_showing(sender, image, pages, **kwargs) -> None:
+    """Re-render the bodies (and lead images) of the posts showing `image`; caches hear of it."""
+    ids = ids_of(pages, Post)
+    if ids:
+        refresh_cards(Post.objects.filter(pk__in=ids), body=True)
+        announce_bulk_write(Post, ids)
+
+
 def connect() -> None:
+    image_changed.connect(_posts_showing, dispatch_uid="blog-image-changed")
     for model in (PostAuthor, TaggedPost):
         post_save.connect(_post_of_link, sender=model, dispatch_uid=f"cards-save-{model._meta.label}")
         post_delete.connect(_post_of_link, sender=model, dispatch_uid=f"cards-delete-{model._meta.label}")

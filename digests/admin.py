@@ -6,6 +6,7 @@ from django.db.models import Count
 
 import reversion
 
+from images.admin import ImagePickerMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 
 from .citations import check_citations
@@ -154,8 +155,9 @@ class FAQEntryInline(admin.StackedInline):
 
 
 @admin.register(Digest)
-class DigestAdmin(WorkflowAdmin):
+class DigestAdmin(ImagePickerMixin, WorkflowAdmin):
     preview_url_name = "digests:preview"
+    image_picker_fields = ("body",)
     list_display = ["headline", "topic", "date", "status_badge", "published_at", "reference_count", "updated_at"]
     list_filter = ["status", "topic", ("references__repository", admin.RelatedOnlyFieldListFilter), "date"]
     list_select_related = ["topic"]

@@ -90,6 +90,7 @@ def digest_last_modified(digest: Digest):
     """The latest change to the digest or anything it shows that has a timestamp."""
     stamps = [digest.updated_at, digest.topic.updated_at]
     stamps += [item.reference.updated_at for item in digest.digest_references.all()]
+    stamps += digest.image_uses.values_list("image__updated_at", flat=True)  # their renditions and alt text show
     return max(stamps)
 
 

@@ -6,6 +6,7 @@ from ninja import Field, Schema
 
 from api.pagination import ListParams
 from api.types import Day, FullName, Moment, Slug, text, web_url
+from images.schemas import ImageOut, shown_images
 
 Priority = Literal["immediate", "plan", "monitor"]
 Kind = Literal["pull_request", "commit", "release", "issue"]
@@ -161,6 +162,11 @@ class DigestOut(DigestListOut):
     action_items: list[ActionItemOut]
     faq: list[FAQOut]
     faq_is_generated: bool = Field(..., description="True while the FAQ is generated; such a FAQ is not stored on write.")
+    images: list[ImageOut] = Field(..., description="The images the body shows (`![alt](image:ID)`), in order.")
+
+    @staticmethod
+    def resolve_images(obj) -> list:
+        return shown_images(obj)
 
     @staticmethod
     def resolve_faq(obj) -> list[dict]:

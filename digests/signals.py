@@ -5,6 +5,9 @@ showing it. Connected in ``DigestsConfig.ready``.
 """
 from django.db.models.signals import post_delete, post_save, pre_save
 
+from images.signals import ids_of, image_changed
+from publishing.signals import announce_bulk_write
+
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
 
 
@@ -49,7 +52,19 @@ def _refresh_if_shown_changed(sender, instance, raw=False, created=False, **kwar
 SHOWN = {Topic: ("name", "slug"), Repository: ("full_name",)}
 
 
+def _digests_showing(sender, image, pages, **kwargs):
+    """An image's renditions became ready, its alt text, caption or credit changed, or it was deleted:
+    re-render the bodies showing it (``bulk_update``: ``updated_at`` stays; caches hear of it)."""
+    digests = list(Digest.objects.filter(pk__in=ids_of(pages, Digest)).only("pk", "body"))
+    for digest in digests:
+        digest.render_body()
+    if digests:
+        Digest.objects.bulk_update(digests, ["body_html"])
+        announce_bulk_write(Digest, [digest.pk for digest in digests])
+
+
 def connect() -> None:
+    image_changed.connect(_digests_showing, dispatch_uid="digests-image-changed")
     for model in (DigestReference, ActionItem, FAQEntry):
         post_save.connect(_refresh_digest, sender=model, dispatch_uid=f"cards-save-{model.__name__}")
         post_delete.connect(_refresh_digest, sender=model, dispatch_uid=f"cards-delete-{model.__name__}")

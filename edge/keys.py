@@ -47,6 +47,7 @@ VIEW_KEYS = {
     "digests:topic_feed": (),
     "digests:repository": (),
     "digests:repository_feed": (),
+    "images:rendition": (),  # immutable (content-hash names): kept a year, never purged but with `site`
 }
 #: API path prefixes (after /api/v1/) and the family key their answers carry.
 API_KEYS = {

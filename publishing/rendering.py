@@ -7,6 +7,7 @@ is stored. Nothing else in the project emits user text with ``|safe``.
 """
 import html
 import re
+import secrets
 
 import cmarkgfm
 import nh3
@@ -16,6 +17,9 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from .image_refs import IMAGE_SRC, place_images, register_image_renderer, render_image  # noqa: F401 (the API)
+from .image_refs import render_image_token as _render_image
 
 
 ALLOWED_TAGS = {
@@ -91,6 +95,7 @@ def link_citations(text: str) -> str:
 
 def _build(citations: bool) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True, "highlight": _highlight_code}).enable(["table", "strikethrough"])
+    md.add_render_rule("image", _render_image)
     if citations:
         md.inline.ruler.before("link", "citation", _citation_rule)
         md.add_render_rule("citation", _render_citation)
@@ -115,6 +120,18 @@ def citation_numbers(text: str) -> list[int]:
     ]
 
 
+def image_ids(text: str) -> list[int]:
+    """The ids of the stored images `text` shows (``![alt](image:ID)``), in order, repeats included: what a
+    page records as its images (parsed by the renderer itself, so code spans never count)."""
+    found = []
+    for block in _markdown.parse(text or ""):
+        for token in block.children or ():
+            match = IMAGE_SRC.fullmatch(token.attrGet("src") or "") if token.type == "image" else None
+            if match:
+                found.append(int(match.group(1)))
+    return found
+
+
 def sanitize_html(html: str) -> str:
     """Reduce arbitrary HTML to the allow-list: no scripts, handlers, frames or unsafe URLs."""
     return nh3.clean(
@@ -126,13 +143,17 @@ def sanitize_html(html: str) -> str:
     )
 
 
-def render_markdown(text: str, *, citations: bool = False) -> str:
+def render_markdown(text: str, *, citations: bool = False, images: bool = False, eager: int = 0) -> str:
     """Render CommonMark (+ tables, fenced code) and sanitise the result.
 
-    With ``citations=True`` numbered citations link to ``#ref-N`` anchors.
+    With ``citations=True`` numbered citations link to ``#ref-N`` anchors. With ``images=True``
+    (text our editors wrote: post and digest bodies) ``![alt](image:ID)`` shows a stored image
+    (``place_images``); the first `eager` of them load at once, the rest lazily.
     """
     renderer = _markdown_with_citations if citations else _markdown
-    return sanitize_html(renderer.render(text or ""))
+    env = {"images": [], "marker": f"rjimage{secrets.token_hex(8)}n"} if images else {}
+    rendered = sanitize_html(renderer.render(text or "", env))
+    return place_images(rendered, env, eager) if images else rendered
 
 
 #: What ``render_markdown`` supports beyond CommonMark; raw HTML passes to nh3, as with markdown-it's ``html``.

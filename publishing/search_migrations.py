@@ -272,7 +272,7 @@ def add_sqlite_search(app_label: str, model_name: str, fields: tuple[str, ...]):
     return forwards, backwards
 
 
-def kept_sqlite_triggers(table: str):
+def kept_sqlite_triggers(table: str, *, applying: bool = False):
     """Two ``RunPython`` operations to put first and last in a migration whose *reversal* remakes `table` on SQLite.
 
     Removing a foreign key column makes Django copy the table to a new one and rename it,
@@ -281,7 +281,9 @@ def kept_sqlite_triggers(table: str):
     while a trigger on another table names it (SQLite checks them at the rename).
     Unapplying, the last operation's reverse runs first: it notes and drops every trigger
     on or naming `table`; the first operation's reverse runs last and creates them again.
-    The rows keep their ids, so the FTS5 index still matches them. Applying, both do nothing.
+    The rows keep their ids, so the FTS5 index still matches them. Applying, both do nothing, unless
+    `applying`: for a migration that remakes the table on the way forward too (adding a NOT NULL
+    column with a default does), the first operation then saves and drops them, the last restores them.
     """
     saved: list[tuple[str, str]] = []
     named = re.compile(rf"\b{re.escape(table)}\b")
@@ -301,4 +303,6 @@ def kept_sqlite_triggers(table: str):
 
     from django.db.migrations import RunPython
 
+    if applying:
+        return RunPython(save, restore), RunPython(restore, save)
     return RunPython(RunPython.noop, restore), RunPython(RunPython.noop, save)

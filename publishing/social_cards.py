@@ -8,7 +8,9 @@ so the image is the same on every machine. Content apps store a card beside thei
 image without another query: the fingerprint is a hash of what the card shows, it is part of
 the image's URL, and that URL is therefore served as immutable for a year; a changed title
 means a new fingerprint and a new URL. Cards are drawn on save (about 30 ms), only when the
-fingerprint changes, never on a reader's request.
+fingerprint changes, never on a reader's request. A post with a lead image shows it in the card's
+right-hand part (cropped to fill it); what it shows includes the image's content hash, so a new
+image is a new card.
 """
 import functools
 import hashlib
@@ -19,7 +21,7 @@ import textwrap
 from django.conf import settings
 from django.db import models
 from django.http import Http404, HttpResponse, HttpResponseRedirect
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, ImageOps
 
 WIDTH, HEIGHT = 1200, 630
 SITE_NAME = "RepoJournal"
@@ -29,6 +31,8 @@ FONTS = settings.BASE_DIR / "static" / "fonts"
 MARGIN = 80
 BACKGROUND, INK, ACCENT, MUTED = "#fbfaf7", "#1b1b1b", "#b3261e", "#5f5f5f"
 TITLE_LINES = 4
+#: Width of the photo panel on the right of a card with a lead image.
+PHOTO_WIDTH = 440
 #: ``Cache-Control`` of a card at its fingerprinted URL: the URL changes whenever the image does.
 IMMUTABLE = "public, max-age=31536000, immutable"
 
@@ -54,11 +58,11 @@ def font(bold: bool, size: int) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(str(FONTS / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")), size)
 
 
-def _title_lines(title: str) -> tuple[list[str], ImageFont.FreeTypeFont]:
-    """The title wrapped to the card's width, in the largest size that fits TITLE_LINES lines."""
+def _title_lines(title: str, width: int) -> tuple[list[str], ImageFont.FreeTypeFont]:
+    """The title wrapped to `width` pixels, in the largest size that fits TITLE_LINES lines."""
     for size in (72, 64, 56, 48):
         face = font(True, size)
-        chars = max(10, int((WIDTH - 2 * MARGIN) / (size * 0.6)))
+        chars = max(10, int(width / (size * 0.6)))
         lines = textwrap.wrap(title, chars) or [""]
         if len(lines) <= TITLE_LINES:
             return lines, face
@@ -66,32 +70,40 @@ def _title_lines(title: str) -> tuple[list[str], ImageFont.FreeTypeFont]:
     return lines, face
 
 
-def draw(*, title: str, kicker: str, byline: str, day: str) -> bytes:
-    """The card as PNG bytes."""
-    image = Image.new("RGB", (WIDTH, HEIGHT), BACKGROUND)
-    pen = ImageDraw.Draw(image)
+def draw(*, title: str, kicker: str, byline: str, day: str, image: str = "", photo: Image.Image | None = None) -> bytes:
+    """The card as PNG bytes; `photo` (the lead image, whose hash `image` is) fills the right-hand part."""
+    card = Image.new("RGB", (WIDTH, HEIGHT), BACKGROUND)
+    text_width = WIDTH - 2 * MARGIN
+    if photo is not None:
+        card.paste(ImageOps.fit(photo.convert("RGB"), (PHOTO_WIDTH, HEIGHT)), (WIDTH - PHOTO_WIDTH, 0))
+        text_width -= PHOTO_WIDTH
+    pen = ImageDraw.Draw(card)
     pen.rectangle((0, 0, WIDTH, 12), fill=ACCENT)
     pen.text((MARGIN, 70), kicker.upper(), font=font(True, 30), fill=ACCENT)
-    lines, face = _title_lines(title)
+    lines, face = _title_lines(title, text_width)
     y = 140
     for line in lines:
         pen.text((MARGIN, y), line, font=face, fill=INK)
         y += int(face.size * 1.2)
     footer = " · ".join(part for part in (byline, day) if part)
-    pen.text((MARGIN, HEIGHT - 130), textwrap.shorten(footer, 70, placeholder=" …"), font=font(False, 30), fill=MUTED)
+    footer_chars = int(70 * text_width / (WIDTH - 2 * MARGIN))
+    pen.text((MARGIN, HEIGHT - 130), textwrap.shorten(footer, footer_chars, placeholder=" …"), font=font(False, 30),
+             fill=MUTED)
     pen.text((MARGIN, HEIGHT - 80), SITE_NAME, font=font(True, 34), fill=INK)
     out = io.BytesIO()
-    image.save(out, format="PNG")
+    card.save(out, format="PNG")
     return out.getvalue()
 
 
-def store(card_model, owner, shown: dict[str, str]) -> str:
+def store(card_model, owner, shown: dict[str, str], photo=None) -> str:
     """Draw and store `owner`'s card if what it shows changed; returns the fingerprint (the row's copy
-    is the caller's to write). `card_model` is the app's ``StoredCard`` subclass, keyed by `owner`."""
+    is the caller's to write). `card_model` is the app's ``StoredCard`` subclass, keyed by `owner`;
+    `photo`, if given, returns the Pillow image to show (called only when the card is drawn)."""
     key = fingerprint(**shown)
     stored = card_model.objects.filter(pk=owner.pk).values_list("fingerprint", flat=True).first()
     if stored != key:
-        card_model.objects.update_or_create(pk=owner.pk, defaults={"png": draw(**shown), "fingerprint": key})
+        png = draw(**shown, photo=photo() if photo else None)
+        card_model.objects.update_or_create(pk=owner.pk, defaults={"png": png, "fingerprint": key})
     return key
 
 

@@ -7,6 +7,7 @@ declared once and served in the three formats at ``.../feed.atom``,
 ``.../feed.rss`` and ``.../feed.json``.
 """
 import json
+import re
 from dataclasses import dataclass
 from xml.sax.saxutils import escape as xml_escape
 
@@ -124,6 +125,31 @@ class JsonFeed(SyndicationFeed):
         return {key: value for key, value in entry.items() if value not in (None, [], "")}
 
 
+#: A URL-bearing attribute in sanitised HTML (nh3 writes every value double-quoted).
+URL_ATTRIBUTE = re.compile(r'\b(href|src|srcset)="([^"]*)"')
+
+
+def absolute_urls(content: str, link: str, origin: str) -> str:
+    """`content` with every URL a feed reader could not resolve made absolute: in-page anchors (``#ref-3``)
+    point into the entry's `link`, site paths (``/media/...``, ``/posts/...``) get the site's `origin`;
+    a ``srcset`` has each candidate's URL made absolute."""
+    def absolute(url: str) -> str:
+        if url.startswith("#"):
+            return link + url
+        return origin + url if url.startswith("/") and not url.startswith("//") else url
+
+    def rewrite(match: re.Match) -> str:
+        name, value = match.groups()
+        if name == "srcset":
+            value = ", ".join(" ".join([absolute(words[0]), *words[1:]])
+                              for words in (candidate.split() for candidate in value.split(",")) if words)
+        else:
+            value = absolute(value)
+        return f'{name}="{value}"'
+
+    return URL_ATTRIBUTE.sub(rewrite, content)
+
+
 FEED_TYPES = {"atom": AtomFeed, "rss": RssFeed, "json": JsonFeed}
 FEED_LABELS = {"atom": "Atom", "rss": "RSS", "json": "JSON Feed"}
 FEED_MIME = {"atom": "application/atom+xml", "rss": "application/rss+xml", "json": "application/feed+json"}
@@ -180,6 +206,11 @@ def feed_links(title: str, url_name: str, *args) -> list[FeedLink]:
     return [FeedLink(title, fmt, reverse(url_name, args=[*args, fmt])) for fmt in FEED_TYPES]
 
 
+def site_origin(request) -> str:
+    """``http(s)://host`` as feed links are written (Django's ``add_domain`` with the current site)."""
+    return add_domain(get_current_site(request).domain, "/", request.is_secure()).rstrip("/")
+
+
 class ReaderFeed(Feed):
     """Defaults every reader feed shares: full content and its authors travel as extra item data."""
 
@@ -191,14 +222,16 @@ class ReaderFeed(Feed):
     stored_atom = False
 
     def get_feed(self, obj, request):
-        """Make author links and in-page anchors absolute, as feed readers need; note what the feed shows."""
+        """Make author links and the content's URLs (anchors, links, images) absolute, as feed readers need;
+        note what the feed shows."""
         if self.stored_atom and self.feed_type is AtomFeed:
             return self.stored_atom_feed(obj, request)
         feed = super().get_feed(obj, request)
         shows(request, obj, [item.pop("shown") for item in feed.items])
+        origin = site_origin(request)
         for item in feed.items:
             item["authors"] = [(name, link and request.build_absolute_uri(link)) for name, link in item["authors"]]
-            item["content_html"] = item["content_html"].replace('href="#', f'href="{item["link"]}#')
+            item["content_html"] = absolute_urls(item["content_html"], item["link"], origin)
         return feed
 
     def item_extra_kwargs(self, item):
@@ -225,7 +258,7 @@ class ReaderFeed(Feed):
         """
         secure = request.is_secure()
         domain = get_current_site(request).domain
-        origin = add_domain(domain, "/", secure).rstrip("/")
+        origin = site_origin(request)
         items = self.items(obj)
         shows(request, obj, items)
         entries, latest = self.stored_atom_entries(items, origin)

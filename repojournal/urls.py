@@ -23,6 +23,7 @@ urlpatterns = [
     path("health/ready/", health.ready_view(), name="health-ready"),  # the edge's grace follows it
     path("health/", health.everything_view(), name="health"),  # every dependency: monitoring, make status
     path("webhooks/", include("ingestion.urls")),
+    path("media/", include("images.urls")),  # renditions on this machine's disk (MEDIA_URL); images/views.py
     path("edit-bar/", include("editbar.urls")),  # staff only: the edit bar's purge (editbar/)
     path("", include("digests.urls")),
     path("", include("blog.urls")),

@@ -35,7 +35,7 @@ print(json.dumps({
 }))
 """
 VARIABLES = ("DJANGO_SECRET_KEY", "DJANGO_DEBUG", "DJANGO_ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "SITE_URL",
-             "DJANGO_STATIC_ROOT")
+             "DJANGO_STATIC_ROOT", "DJANGO_MEDIA_ROOT", "MEDIA_S3_BUCKET", "MEDIA_S3_ENDPOINT_URL", "MEDIA_S3_CUSTOM_DOMAIN")
 
 
 def run_django(settings_module: str, code: str = REPORT, **env) -> subprocess.CompletedProcess:
@@ -147,6 +147,47 @@ def test_production_fingerprints_and_gzips_static_files_and_development_does_not
     development = static_settings("repojournal.settings.dev")
     assert development == {"storage": "django.contrib.staticfiles.storage.StaticFilesStorage",
                            "root": str(PROJECT_DIR / "staticfiles")}
+
+
+IMAGES_REPORT = """
+import json, django
+from django.conf import settings
+django.setup()
+print(json.dumps({alias: [settings.STORAGES[alias]["BACKEND"], {key: str(value) for key, value in
+                  settings.STORAGES[alias].get("OPTIONS", {}).items()}] for alias in ("images", "image_originals")}
+                 | {"img-src": settings.CONTENT_SECURITY_POLICY["DIRECTIVES"]["img-src"],
+                    "upload": settings.FILE_UPLOAD_HANDLERS[0]}))
+"""
+
+
+def images_settings(module: str, **env) -> dict:
+    result = run_django(module, IMAGES_REPORT, **env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_images_are_on_disk_by_default_and_originals_apart_from_renditions(tmp_path):
+    """Issue 26: `make run` (and `make up` without a bucket) keep renditions in MEDIA_ROOT, originals elsewhere."""
+    found = images_settings("repojournal.settings.dev", DJANGO_MEDIA_ROOT=str(tmp_path))
+    assert found["images"] == ["django.core.files.storage.FileSystemStorage",
+                               {"location": str(tmp_path), "base_url": "/media/"}]
+    assert found["image_originals"] == ["django.core.files.storage.FileSystemStorage",
+                                        {"location": str(PROJECT_DIR / "var" / "originals")}]
+    assert found["upload"] == "images.uploads.LimitedUploadHandler"
+    assert not any(source.startswith("http:") for source in found["img-src"])
+
+
+def test_a_bucket_in_the_environment_moves_images_to_s3_in_production():
+    found = images_settings("repojournal.settings.prod", DJANGO_SECRET_KEY=GOOD_SECRET, MEDIA_S3_BUCKET="pictures",
+                            MEDIA_S3_ENDPOINT_URL="http://10.1.2.3:9000", MEDIA_S3_REGION="eu-west-1")
+    backend, options = found["images"]
+    assert backend == "storages.backends.s3.S3Storage"
+    assert (options["bucket_name"], options["endpoint_url"], options["location"], options["querystring_auth"]) == (
+        "pictures", "http://10.1.2.3:9000", "renditions", "False")
+    assert "immutable" in options["object_parameters"]
+    assert found["image_originals"][1]["location"] == "originals"
+    assert found["image_originals"][1]["querystring_auth"] == "True"  # never a public URL
+    assert "http://10.1.2.3:9000" in found["img-src"]
 
 
 # --- the environment switches -----------------------------------------------------------------

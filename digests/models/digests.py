@@ -1,13 +1,15 @@
 """Digests -- a day's news about one topic -- and what each is made of: citations, action items, FAQ."""
 import reversion
+from django.contrib.contenttypes.fields import GenericRelation
 from django.db import connections, models, router
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import slugify
 
+from images.models import ImageUse, record_uses
 from publishing import social_cards
-from publishing.rendering import render_markdown
+from publishing.rendering import image_ids, render_markdown
 from publishing.signals import announce_bulk_write
 from publishing.workflow import (
     EDITORIAL_RECORD_FIELDS, PublishableModel, PublishableQuerySet, Status, WorkflowError, editorial_indexes,
@@ -163,6 +165,7 @@ class Digest(PublishableModel):
         help_text="Fingerprint of the stored og:image card (DigestCard), part of its URL; drawn on save.",
     )
     references = models.ManyToManyField(Reference, through="DigestReference", related_name="digests")
+    image_uses = GenericRelation(ImageUse, related_query_name="digest")
 
     objects = DigestQuerySet.as_manager()
 
@@ -189,8 +192,13 @@ class Digest(PublishableModel):
         if not self.slug:
             self.slug = slugify(f"{self.topic.slug}-{self.date}")
         self.summary_html = render_markdown(self.summary, citations=True)
-        self.body_html = render_markdown(self.body, citations=True)
+        self.render_body()
         super().save(*args, **kwargs)
+        record_uses(self, image_ids(self.body), published=self.status == Status.PUBLISHED)
+
+    def render_body(self) -> None:
+        """The body as sanitised HTML: citations linked, ``![alt](image:ID)`` shown (the first eagerly)."""
+        self.body_html = render_markdown(self.body, citations=True, images=True, eager=1)
 
     def get_absolute_url(self) -> str:
         return reverse("digests:detail", args=[self.slug])

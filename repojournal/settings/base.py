@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "health_check",  # /health/, probed by the edge (repojournal/urls.py)
     "axes",
     "accounts",
+    "images",
     "digests",
     "blog",
     "reader",
@@ -133,6 +134,10 @@ STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfil
 
 LOGIN_URL = "admin:login"
 
+# --- Images (issue 26, images/; docs/deployment.md "Images"): storages, limits, the S3 bucket ---
+from .images import *  # noqa: E402, F403
+from .images import images_origin  # noqa: E402
+
 # Redis is both the cache and the Celery broker. Without it the cache is local
 # memory and Celery runs every task inline, so the site works with no services.
 # The Redis backend is Django's, reusing one client per connection pool (reader/cache_backend.py).
@@ -203,6 +208,8 @@ CELERY_BEAT_SCHEDULE = {
     "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": 30.0, "options": {"expires": 30.0}},
     # The repository charts' tally (digests.models.tallies): publishes add rows, this sums them.
     "digests-fold-merge-tallies": {"task": "digests.tasks.fold_merge_tallies", "schedule": 300.0},
+    # Images (issue 26): renditions whose task was lost are queued again (images.tasks.sweep_renditions).
+    "images-sweep-renditions": {"task": "images.tasks.sweep_renditions", "schedule": 60.0, "options": {"expires": 60.0}},
 }
 
 TAGGIT_CASE_INSENSITIVE = True
@@ -323,7 +330,8 @@ CONTENT_SECURITY_POLICY = {
         "default-src": [SELF],
         "script-src": [SELF, NONCE],
         "style-src": [SELF],
-        "img-src": [SELF, "https:", "data:"],  # imported posts and references show images from anywhere
+        # Imported posts and references show images from anywhere; renditions may come from a bucket over http.
+        "img-src": [SELF, "https:", "data:", *([images_origin()] if images_origin().startswith("http:") else [])],
         "object-src": [NONE],
         "base-uri": [SELF],
         "frame-ancestors": [NONE],

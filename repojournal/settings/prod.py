@@ -48,6 +48,6 @@ MIDDLEWARE = [*MIDDLEWARE[:1], "whitenoise.middleware.WhiteNoiseMiddleware", *MI
 # accept it; the unhashed originals stay, with WHITENOISE_MAX_AGE (60 s). A missing manifest entry is
 # an error, so `make up` (deploy/topology.py) runs collectstatic before serving.
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},  # Django's default, unchanged
+    **STORAGES,  # noqa: F405  (default, and the images' storages: base.py)
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }

@@ -32,6 +32,7 @@ ROUTES = [
     ("blog:author_feed", {"slug": "ada", "fmt": "atom"}, "/authors/ada/feed.atom"),
     ("blog:preview", {"pk": 7}, "/preview/posts/7/"),
     ("editbar:purge", {"kind": "post", "pk": 7}, "/edit-bar/purge/post/7/"),
+    ("images:rendition", {"name": f"{'a' * 64}/v1-480.avif"}, f"/media/{'a' * 64}/v1-480.avif"),
 ]
 
 
