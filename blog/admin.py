@@ -5,7 +5,9 @@ from taggit.models import Tag
 
 from images.admin import ImagePickerMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
-from publishing.changelists import AutocompleteFilter, AutocompleteFilterMedia, LargeListMixin, indexed_search
+from publishing.changelists import (
+    AutocompleteFilter, AutocompleteFiltersMixin, LargeListMixin, indexed_search, is_autocomplete,
+)
 
 from .models import Author, Post, PostAuthor, TaggedPost
 
@@ -88,7 +90,7 @@ class TagFilter(AutocompleteFilter):
 
 
 @admin.register(Post)
-class PostAdmin(AutocompleteFilterMedia, LargeListMixin, ImagePickerMixin, WorkflowAdmin):
+class PostAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, WorkflowAdmin):
     preview_url_name = "blog:preview"
     image_picker_fields = ("body",)
     raw_id_fields = ["lead_image"]  # its lookup is the images list, with thumbnails
@@ -115,7 +117,7 @@ class PostAdmin(AutocompleteFilterMedia, LargeListMixin, ImagePickerMixin, Workf
                        .values_list("pk", flat=True)) if term else []
         if authors:
             exact |= Q(pk__in=PostAuthor.objects.filter(author_id__in=authors).values("post_id"))
-        return indexed_search(queryset, term, exact=exact), False
+        return indexed_search(queryset, term, exact=exact, prefix=is_autocomplete(request)), False
 
     @admin.display(description="authors")
     def byline(self, obj) -> str:

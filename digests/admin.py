@@ -9,7 +9,9 @@ import reversion
 
 from images.admin import ImagePickerMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
-from publishing.changelists import AutocompleteFilter, AutocompleteFilterMedia, LargeListMixin, indexed_search
+from publishing.changelists import (
+    AutocompleteFilter, AutocompleteFiltersMixin, LargeListMixin, indexed_search, is_autocomplete,
+)
 
 from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
@@ -67,7 +69,7 @@ class DigestRepositoryFilter(AutocompleteFilter):
 
 
 @admin.register(Reference)
-class ReferenceAdmin(AutocompleteFilterMedia, LargeListMixin, admin.ModelAdmin):
+class ReferenceAdmin(AutocompleteFiltersMixin, LargeListMixin, admin.ModelAdmin):
     formfield_overrides = HTTPS_URLS
     list_display = ["title", "kind", "repository", "number", "short_sha", "state", "author_login", "merged_at"]
     list_filter = ["kind", "state", ReferenceRepositoryFilter, "merged_at"]
@@ -98,7 +100,7 @@ class ReferenceAdmin(AutocompleteFilterMedia, LargeListMixin, admin.ModelAdmin):
             exact |= Q(sha__startswith=term.lower())
         if "/" in term:
             exact |= Q(repository_id__in=list(Repository.objects.filter(full_name__iexact=term).values_list("pk", flat=True)))
-        return indexed_search(queryset, term, exact=exact), False
+        return indexed_search(queryset, term, exact=exact, prefix=is_autocomplete(request)), False
 
     @admin.display(description="SHA", ordering="sha")
     def short_sha(self, obj) -> str:
@@ -181,7 +183,7 @@ class FAQEntryInline(admin.StackedInline):
 
 
 @admin.register(Digest)
-class DigestAdmin(AutocompleteFilterMedia, LargeListMixin, ImagePickerMixin, WorkflowAdmin):
+class DigestAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, WorkflowAdmin):
     preview_url_name = "digests:preview"
     image_picker_fields = ("body",)
     list_display = ["headline", "topic", "date", "status_badge", "published_at", "reference_count", "updated_at"]
@@ -214,7 +216,7 @@ class DigestAdmin(AutocompleteFilterMedia, LargeListMixin, ImagePickerMixin, Wor
         topics = list(Topic.objects.filter(Q(name__iexact=term) | Q(slug=term)).values_list("pk", flat=True)) if term else []
         if topics:
             exact |= Q(topic_id__in=topics)
-        return indexed_search(queryset, term, exact=exact), False
+        return indexed_search(queryset, term, exact=exact, prefix=is_autocomplete(request)), False
 
     @admin.display(description="references", ordering="reference_total")
     def reference_count(self, obj) -> int:

@@ -26,7 +26,7 @@ from django.db.models.expressions import RawSQL
 from django.utils.functional import cached_property
 
 from .search import TSQUERY_SQL, clean_query, fts5_query, query_words
-from .search_migrations import COLUMN, fts_table
+from .search_migrations import COLUMN, CONFIG, fts_table
 
 #: Below this many rows (by the estimate) the list counts exactly: cheap, and the pages end where they should.
 EXACT_BELOW = 10_000
@@ -79,32 +79,45 @@ class LargeListMixin:
     show_full_result_count = False  # Django would count the whole table again for "N total"
 
 
-def full_text_condition(queryset, term: str):
+def full_text_condition(queryset, term: str, *, prefix: bool = False):
     """A condition (for ``Q``) matching rows whose stored full-text index holds `term`, as the site search does.
 
     A condition rather than a subquery, so PostgreSQL may either walk the list's order and
-    check each row's vector (a common word: stops after a page) or read the GIN index (a rare one).
+    check each row's vector (a common word: stops after a page) or read the GIN index (a
+    rare one). With `prefix` (an autocomplete, typed a letter at a time) every word of
+    `term` matches the words it begins, and operators are not read.
     """
     connection = connections[queryset.db]
     quote, meta = connection.ops.quote_name, queryset.model._meta
-    if connection.vendor == "postgresql":
-        tsquery = TSQUERY_SQL.replace("%(query)s", "%s")
-        return RawSQL(f"{quote(meta.db_table)}.{COLUMN} @@ {tsquery}", (clean_query(term),), models.BooleanField())
     words = query_words(clean_query(term))
+    if connection.vendor == "postgresql":
+        if not prefix:
+            tsquery, param = TSQUERY_SQL.replace("%(query)s", "%s"), clean_query(term)
+        elif words:
+            tsquery, param = f"to_tsquery('{CONFIG}'::regconfig, %s)", " & ".join(f"{word}:*" for word in words)
+        else:
+            return None
+        return RawSQL(f"{quote(meta.db_table)}.{COLUMN} @@ {tsquery}", (param,), models.BooleanField())
     if not words:
         return None
+    match = " ".join(f"{fts5_query([word])} *" for word in words) if prefix else fts5_query(words)
     fts = quote(fts_table(meta.db_table))
     return RawSQL(f"{quote(meta.db_table)}.{quote(meta.pk.column)} IN (SELECT rowid FROM {fts} WHERE {fts} MATCH %s)",
-                  (fts5_query(words),), models.BooleanField())
+                  (match,), models.BooleanField())
 
 
-def indexed_search(queryset, term: str, *, full_text: bool = True, exact: models.Q | None = None):
-    """Rows of `queryset` matching `term` through indexes only: full text (if `full_text`) or `exact`."""
+def is_autocomplete(request) -> bool:
+    """Whether `request` is the admin's autocomplete asking for choices (prefix matches, as the editor types)."""
+    return getattr(getattr(request, "resolver_match", None), "url_name", "") == "autocomplete"
+
+
+def indexed_search(queryset, term: str, *, exact: models.Q | None = None, prefix: bool = False):
+    """Rows of `queryset` matching `term` through indexes only: its full-text index, or the `exact` condition."""
     term = term.strip()
     if not term:
         return queryset
     conditions = [exact] if exact is not None else []
-    if full_text and (condition := full_text_condition(queryset, term)) is not None:
+    if (condition := full_text_condition(queryset, term, prefix=prefix)) is not None:
         conditions.append(models.Q(condition))
     if not conditions:
         return queryset.none()
@@ -162,8 +175,13 @@ class AutocompleteFilter(admin.SimpleListFilter):
         return choice.widget.render(self.parameter_name, self.value(), attrs={"id": f"filter_{self.parameter_name}"})
 
 
-class AutocompleteFilterMedia:
-    """A ModelAdmin mixin loading what ``AutocompleteFilter`` needs on the changelist (select2, the submit script)."""
+class AutocompleteFiltersMixin:
+    """A ModelAdmin mixin for ``AutocompleteFilter``: their parameters allowed, select2 and the submit script loaded."""
+
+    def lookup_allowed(self, lookup, value, request=None):
+        names = {spec.parameter_name for spec in self.list_filter
+                 if isinstance(spec, type) and issubclass(spec, AutocompleteFilter)}
+        return lookup in names or super().lookup_allowed(lookup, value, request)
 
     @property
     def media(self):
