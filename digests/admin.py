@@ -56,6 +56,19 @@ class RepositoryAdmin(admin.ModelAdmin):
     view_on_site = True
 
 
+class ReferenceStateFilter(admin.SimpleListFilter):
+    """The states GitHub gives (``ingestion.importers``), from a fixed list: listing the stored ones reads every row."""
+
+    title, parameter_name = "state", "state__exact"
+    STATES = ["open", "closed", "merged", "published", "prerelease"]
+
+    def lookups(self, request, model_admin):
+        return [(state, state) for state in self.STATES]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(state=self.value()) if self.value() else queryset
+
+
 class ReferenceRepositoryFilter(AutocompleteFilter):
     title, parameter_name = "repository", "repository__id__exact"
     source, lookup = "digests.reference.repository", "repository_id"
@@ -72,7 +85,7 @@ class DigestRepositoryFilter(AutocompleteFilter):
 class ReferenceAdmin(AutocompleteFiltersMixin, LargeListMixin, admin.ModelAdmin):
     formfield_overrides = HTTPS_URLS
     list_display = ["title", "kind", "repository", "number", "short_sha", "state", "author_login", "merged_at"]
-    list_filter = ["kind", "state", ReferenceRepositoryFilter, "merged_at"]
+    list_filter = ["kind", ReferenceStateFilter, ReferenceRepositoryFilter, "merged_at"]
     list_select_related = ["repository"]
     # Searched by get_search_results through indexes: full text (title, body), the exact key or
     # author login, the start of a SHA, a repository's exact owner/name; never a scan of bodies.
