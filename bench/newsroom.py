@@ -27,6 +27,8 @@ from publishing.workflow import Status
 from .text import title
 
 USERNAME = "bench-publisher"
+#: The superuser the admin's lists are timed as (every model, every filter, no group permissions to read).
+SUPERUSER = "bench-admin"
 EDITORS = 8
 IN_REVIEW_POSTS, IN_REVIEW_DIGESTS, SCHEDULED, OWN_DRAFTS, RETURNED = 15, 5, 12, 12, 3
 #: References created after each unopened draft (the newsroom counts them per row).
@@ -42,13 +44,15 @@ def users() -> tuple:
     editors = [model.objects.create_user(f"bench-editor-{n}", is_staff=True, first_name="Editor", last_name=str(n))
                for n in range(EDITORS)]
     Group.objects.get(name="Editors").user_set.add(*editors)
+    model.objects.create_superuser(SUPERUSER, "bench-admin@example.com", None)
     return publisher, editors
 
 
-def session_cookie() -> str:
-    """A ``Cookie`` header value signing in as the Publisher (a session stored where the servers read it)."""
+def session_cookie(username: str = USERNAME) -> str:
+    """A ``Cookie`` header value signing in as `username`, the Publisher by default (a session stored where the
+    servers read it)."""
     client = Client()
-    client.force_login(get_user_model().objects.get(username=USERNAME))
+    client.force_login(get_user_model().objects.get(username=username))
     return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
 
 

@@ -28,7 +28,7 @@ from publishing.pagination import PER_PAGE
 from tests.fixtures import WEBHOOK_PAYLOADS
 
 from . import newsroom
-from .text import SEARCH_QUERY
+from .text import ADMIN_SEARCH_WORD, SEARCH_QUERY
 
 API_LIMIT = 20
 DEEP_PAGE = 100
@@ -137,7 +137,35 @@ def build_targets() -> list[Target]:
         webhook_target(),
         Target("newsroom (Publisher)", "/admin/", "admin", note="signed in",
                headers={"Cookie": newsroom.session_cookie()}),
+        *admin_targets(),
     ]
+
+
+#: The admin's large lists, a search in each, a filtered list and the heaviest change form (issue 26).
+ADMIN_PAGES = [
+    ("admin posts", "/admin/blog/post/"),
+    ("admin posts search", f"/admin/blog/post/?q={ADMIN_SEARCH_WORD}"),
+    ("admin digests", "/admin/digests/digest/"),
+    ("admin digests search", f"/admin/digests/digest/?q={ADMIN_SEARCH_WORD}"),
+    ("admin references", "/admin/digests/reference/"),
+    # The issue timed ?q=fix; generated titles never say "fix", so the references are searched for the same word.
+    ("admin references search", f"/admin/digests/reference/?q={ADMIN_SEARCH_WORD}"),
+    ("admin references merged", "/admin/digests/reference/?state__exact=merged"),
+    ("admin deliveries", "/admin/ingestion/webhookdelivery/"),
+    ("admin deliveries search", "/admin/ingestion/webhookdelivery/?q=pull_request"),
+]
+
+
+def _most_cited_digest() -> Digest:
+    return Digest.objects.annotate(citations=Count("digest_references")).order_by("-citations", "pk").first()
+
+
+def admin_targets() -> list[Target]:
+    """The admin pages above and the change form of the digest with the most citations, signed in as a superuser."""
+    headers = {"Cookie": newsroom.session_cookie(newsroom.SUPERUSER)}
+    digest = _most_cited_digest()
+    pages = [*ADMIN_PAGES, ("admin digest change form", f"/admin/digests/digest/{digest.pk}/change/")]
+    return [Target(name, path, "admin", note="superuser", headers=headers) for name, path in pages]
 
 
 def path_on(target: Target, fetch) -> str:

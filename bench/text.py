@@ -32,6 +32,9 @@ static compile time cold warm startup import lazy eager mode script trace frozen
 WORD_WEIGHTS = [1 / rank for rank in range(1, len(WORDS) + 1)]
 #: Two mid-frequency words: the search target looks for both.
 SEARCH_QUERY = f"{WORDS[60]} {WORDS[90]}"
+#: The admin's searches (issue 26): a common word of titles and bodies, so each search has pages of hits.
+ADMIN_SEARCH_WORD = "allocator"
+assert ADMIN_SEARCH_WORD in WORDS
 
 
 def words(rng: random.Random, count: int) -> list[str]:

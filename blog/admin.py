@@ -1,10 +1,13 @@
 """Editorial admin for the blog."""
 from django.contrib import admin
-from django.db.models import Count
+from django.db.models import Count, Q
 from taggit.models import Tag
 
 from images.admin import ImagePickerMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
+from publishing.changelists import (
+    AutocompleteFilter, AutocompleteFiltersMixin, LargeListMixin, indexed_search, is_autocomplete,
+)
 
 from .models import Author, Post, PostAuthor, TaggedPost
 
@@ -76,15 +79,27 @@ class TaggedPostInline(AutocompleteInlineMixin, admin.TabularInline):
         return super().get_queryset(request).select_related("content_object")  # its __str__ names the post
 
 
+class AuthorFilter(AutocompleteFilter):
+    title, parameter_name = "author", "authors__id__exact"
+    source, lookup = "blog.post.authors", "post_authors__author_id"
+
+
+class TagFilter(AutocompleteFilter):
+    title, parameter_name = "tag", "tags__id__exact"
+    source, lookup = "blog.post.tags", "tagged_items__tag_id"
+
+
 @admin.register(Post)
-class PostAdmin(ImagePickerMixin, WorkflowAdmin):
+class PostAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, WorkflowAdmin):
     preview_url_name = "blog:preview"
     image_picker_fields = ("body",)
     raw_id_fields = ["lead_image"]  # its lookup is the images list, with thumbnails
     list_display = ["title", "byline", "status_badge", "published_at", "tag_list", "updated_at"]
-    list_filter = ["status", ("authors", admin.RelatedOnlyFieldListFilter), "tags", "published_at"]
-    search_fields = ["title", "body", "excerpt", "authors__name", "authors__handle"]
-    date_hierarchy = "published_at"
+    list_filter = ["status", AuthorFilter, TagFilter, "published_at"]
+    # Searched by get_search_results through indexes: full text (title, excerpt, body), the exact
+    # slug, and the posts of an author named exactly (handle or name); never a scan of bodies.
+    search_fields = ["title", "excerpt", "body", "slug", "authors__handle", "authors__name"]
+    search_help_text = "Words of the title, excerpt or body (as the site search finds them), a slug, or an author's handle."
     prepopulated_fields = {"slug": ["title"]}
     inlines = [PostAuthorInline, TaggedPostInline]
     fieldsets = [
@@ -94,6 +109,15 @@ class PostAdmin(ImagePickerMixin, WorkflowAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).with_listing_data()
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        exact = Q(slug=term)
+        authors = list(Author.objects.filter(Q(handle__iexact=term.lstrip("@")) | Q(name__iexact=term))
+                       .values_list("pk", flat=True)) if term else []
+        if authors:
+            exact |= Q(pk__in=PostAuthor.objects.filter(author_id__in=authors).values("post_id"))
+        return indexed_search(queryset, term, exact=exact, prefix=is_autocomplete(request)), False
 
     @admin.display(description="authors")
     def byline(self, obj) -> str:

@@ -254,6 +254,8 @@ class Post(PublishableModel):
             ),
             # API lists page through (updated_at, id) with a keyset cursor.
             models.Index(fields=["updated_at", "id"], name="post_updated_order"),
+            # The admin's list in its default order, every status: a page is a walk of this index.
+            models.Index(fields=["-published_at", "-id"], name="post_admin_order"),
             *editorial_indexes("post"),  # the newsroom's "Yours"
         ]
 

@@ -2,12 +2,16 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 
 import reversion
 
 from images.admin import ImagePickerMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
+from publishing.changelists import (
+    AutocompleteFilter, AutocompleteFiltersMixin, LargeListMixin, indexed_search, is_autocomplete,
+)
 
 from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
@@ -52,14 +56,42 @@ class RepositoryAdmin(admin.ModelAdmin):
     view_on_site = True
 
 
+class ReferenceStateFilter(admin.SimpleListFilter):
+    """The states GitHub gives (``ingestion.importers``), from a fixed list: listing the stored ones reads every row."""
+
+    title, parameter_name = "state", "state__exact"
+    STATES = ["open", "closed", "merged", "published", "prerelease"]
+
+    def lookups(self, request, model_admin):
+        return [(state, state) for state in self.STATES]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(state=self.value()) if self.value() else queryset
+
+
+class ReferenceRepositoryFilter(AutocompleteFilter):
+    title, parameter_name = "repository", "repository__id__exact"
+    source, lookup = "digests.reference.repository", "repository_id"
+
+
+class DigestRepositoryFilter(AutocompleteFilter):
+    """Digests citing (or naming in an action item) a repository: ``DigestRepository``, one row per pair."""
+
+    title, parameter_name = "repository", "references__repository__id__exact"
+    source, lookup = "digests.reference.repository", "repository_links__repository_id"
+
+
 @admin.register(Reference)
-class ReferenceAdmin(admin.ModelAdmin):
+class ReferenceAdmin(AutocompleteFiltersMixin, LargeListMixin, admin.ModelAdmin):
     formfield_overrides = HTTPS_URLS
     list_display = ["title", "kind", "repository", "number", "short_sha", "state", "author_login", "merged_at"]
-    list_filter = ["kind", "state", ("repository", admin.RelatedOnlyFieldListFilter), "merged_at"]
+    list_filter = ["kind", ReferenceStateFilter, ReferenceRepositoryFilter, "merged_at"]
     list_select_related = ["repository"]
-    search_fields = ["title", "key", "sha", "author_login", "repository__full_name"]
-    date_hierarchy = "merged_at"
+    # Searched by get_search_results through indexes: full text (title, body), the exact key or
+    # author login, the start of a SHA, a repository's exact owner/name; never a scan of bodies.
+    search_fields = ["title", "body", "key", "sha", "author_login", "repository__full_name"]
+    search_help_text = ("Words of the title or body (as the site search finds them), a number or tag, "
+                        "the start of a SHA, an author's login, or a repository's owner/name.")
     autocomplete_fields = ["repository"]
     fieldsets = [
         (None, {"fields": ["repository", "kind", "key", "number", "sha", "title", "url"]}),
@@ -73,6 +105,15 @@ class ReferenceAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("repository")  # the picker's labels name it
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        exact = Q(key=term.lstrip("#")) | Q(author_login=term)
+        if len(term) >= 4 and all(c in "0123456789abcdef" for c in term.lower()):
+            exact |= Q(sha__startswith=term.lower())
+        if "/" in term:
+            exact |= Q(repository_id__in=list(Repository.objects.filter(full_name__iexact=term).values_list("pk", flat=True)))
+        return indexed_search(queryset, term, exact=exact, prefix=is_autocomplete(request)), False
 
     @admin.display(description="SHA", ordering="sha")
     def short_sha(self, obj) -> str:
@@ -155,14 +196,16 @@ class FAQEntryInline(admin.StackedInline):
 
 
 @admin.register(Digest)
-class DigestAdmin(ImagePickerMixin, WorkflowAdmin):
+class DigestAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, WorkflowAdmin):
     preview_url_name = "digests:preview"
     image_picker_fields = ("body",)
     list_display = ["headline", "topic", "date", "status_badge", "published_at", "reference_count", "updated_at"]
-    list_filter = ["status", "topic", ("references__repository", admin.RelatedOnlyFieldListFilter), "date"]
+    list_filter = ["status", "topic", DigestRepositoryFilter, "date"]
     list_select_related = ["topic"]
-    search_fields = ["headline", "summary", "body", "topic__name"]
-    date_hierarchy = "date"
+    # Searched by get_search_results through indexes: full text (headline, summary, body), the
+    # exact slug, and the digests of a topic named exactly; never a scan of bodies.
+    search_fields = ["headline", "summary", "body", "slug", "topic__name"]
+    search_help_text = "Words of the headline, summary or body (as the site search finds them), a slug, or a topic's name."
     autocomplete_fields = ["topic"]
     prepopulated_fields = {"slug": ["headline"]}
     inlines = [DigestReferenceInline, ActionItemInline, FAQEntryInline]
@@ -175,7 +218,18 @@ class DigestAdmin(ImagePickerMixin, WorkflowAdmin):
     ]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(reference_total=Count("digest_references", distinct=True))
+        """Each row's citation count by a subquery per shown row, not a GROUP BY over every digest."""
+        counted = (DigestReference.objects.filter(digest=OuterRef("pk")).order_by().values("digest")
+                   .annotate(total=Count("pk")).values("total"))
+        return super().get_queryset(request).annotate(reference_total=Coalesce(Subquery(counted), 0))
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        exact = Q(slug=term)
+        topics = list(Topic.objects.filter(Q(name__iexact=term) | Q(slug=term)).values_list("pk", flat=True)) if term else []
+        if topics:
+            exact |= Q(topic_id__in=topics)
+        return indexed_search(queryset, term, exact=exact, prefix=is_autocomplete(request)), False
 
     @admin.display(description="references", ordering="reference_total")
     def reference_count(self, obj) -> int:

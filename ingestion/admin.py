@@ -11,12 +11,15 @@ from django.contrib import admin, messages
 from django.contrib.admin.widgets import AdminDateWidget
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Q
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
 from digests.models import Digest, Topic
+from publishing.changelists import LargeListMixin
 
+from .deliveries import HANDLERS
 from .drafting import draft_digest
 
 from .models import (
@@ -62,16 +65,35 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}")
 
 
+class EventFilter(admin.SimpleListFilter):
+    """The events ingestion handles, plus ping, from a fixed list: listing the stored ones would read every row."""
+
+    title, parameter_name = "event", "event__exact"
+
+    def lookups(self, request, model_admin):
+        return [(event, event) for event in (*HANDLERS, "ping")]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(event=self.value()) if self.value() else queryset
+
+
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyAdmin):
+class WebhookDeliveryAdmin(LargeListMixin, ReadOnlyAdmin):
     list_display = ["guid", "event", "action", "repository_full_name", "state", "attempts", "received_at"]
-    list_filter = ["state", "event", "received_at"]
-    search_fields = ["guid", "repository_full_name", "detail"]
-    date_hierarchy = "received_at"
+    list_filter = ["state", EventFilter, "received_at"]
+    # Exact matches on indexed columns only (get_search_results); a substring of every detail would be a scan.
+    search_fields = ["guid", "repository_full_name", "event"]
+    search_help_text = "A delivery's GUID, a repository's exact owner/name, or an event (e.g. pull_request)."
     fields = ["guid", "event", "action", "repository_full_name", "state", "attempts", "received_at",
               "processed_at", "detail", "headers", "body_text"]
     readonly_fields = fields
     actions = ["reprocess"]
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        return queryset.filter(Q(guid=term) | Q(repository_full_name=term) | Q(event=term)), False
 
     @admin.display(description="body")
     def body_text(self, obj) -> str:

@@ -89,6 +89,8 @@ class WebhookDelivery(models.Model):
     class Meta:
         ordering = ["-received_at", "-id"]
         verbose_name_plural = "webhook deliveries"
+        # The admin's list in its default order: a page is a walk of this index.
+        indexes = [models.Index(fields=["-received_at", "-id"], name="delivery_admin_order")]
 
     def __str__(self) -> str:
         return f"{self.event}.{self.action}" if self.action else self.event

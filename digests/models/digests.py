@@ -182,6 +182,8 @@ class Digest(PublishableModel):
             ),
             # API lists page through (updated_at, id) with a keyset cursor.
             models.Index(fields=["updated_at", "id"], name="digest_updated_order"),
+            # The admin's list in its default order, every status: a page is a walk of this index.
+            models.Index(fields=["-date", "-published_at", "-id"], name="digest_admin_order"),
             *editorial_indexes("digest"),  # the newsroom's "Yours"
         ]
 

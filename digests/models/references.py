@@ -256,6 +256,12 @@ class Reference(models.Model):
             # The newsroom's drafted digests: how many references of a topic's repositories arrived
             # after a draft, counted from this index alone (a range per repository).
             models.Index(fields=["repository", "created_at"], name="reference_repository_created"),
+            # The admin's list in its default order (a page is a walk of this index) and its search's
+            # exact look-ups: a number or tag, an author's login, the start of a SHA (pattern_ops on PostgreSQL).
+            models.Index(fields=["-merged_at", "-opened_at", "-id"], name="reference_admin_order"),
+            models.Index(fields=["key"], name="reference_key"),
+            models.Index(fields=["author_login"], name="reference_author_login"),
+            models.Index(fields=["sha"], opclasses=["varchar_pattern_ops"], name="reference_sha_prefix"),
             # A repository's page: its published references newest first, and the weekly chart's
             # count over a range of merged_at, both from this index alone (about 5% of references
             # are ever cited, so the partial index is small).

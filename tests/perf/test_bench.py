@@ -17,8 +17,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"home", "wire", "digest page", "posts", "post page", "tag page 1", "tag page 100", "author page", "search",
          "posts atom feed", "repository page"}
+#: The admin's lists, searches, a filtered list and the heaviest change form, as a superuser (issue 26).
+ADMIN_NAMES = {"admin posts", "admin posts search", "admin digests", "admin digests search", "admin references",
+               "admin references search", "admin references merged", "admin deliveries", "admin deliveries search",
+               "admin digest change form"}
 UNCACHED = {"api digests page 1", "api digests cursor 100", "api posts page 1", "api posts cursor 100",
-            "webhook (verify + store + enqueue)", "newsroom (Publisher)"}
+            "webhook (verify + store + enqueue)", "newsroom (Publisher)", *ADMIN_NAMES}
 
 pytestmark = pytest.mark.skipif(
     shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk); CI installs it"
@@ -129,6 +133,19 @@ def test_the_newsroom_is_reported_beside_the_reader_pages_with_its_scale_and_que
     assert checks["newsroom (Publisher) (none) queries"]["bar"] == "<= 12"
     assert "newsroom (Publisher) (none) throughput tenth -> full scale" in checks
     assert "| newsroom (Publisher) (signed in) | none |" in docs.read_text()
+
+
+def test_the_admin_lists_keep_their_queries_and_speed_between_scales(quick_run):
+    """Issue 26: each admin list, search, filtered list and the change form is checked like the newsroom."""
+    results, _ = quick_run
+    targets = by_key(results["targets"])
+    checks = {check["check"]: check for check in results["checks"]}
+    for name in ADMIN_NAMES:
+        item = targets[(name, "none")]
+        assert item["kind"] == "admin" and item["queries"] > 0, name
+        assert checks[f"{name} (none) queries"]["bar"] == "<= 12", name
+        assert checks[f"{name} (none) queries same at both scales"]["ok"], name
+        assert f"{name} (none) throughput tenth -> full scale" in checks, name
 
 
 def test_the_edge_reports_bytes_per_page_compressed_and_not(quick_run):
