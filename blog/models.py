@@ -181,6 +181,15 @@ class PostQuerySet(PublishableQuerySet):
         """Just what a listing prints (the stored card) and its sort key."""
         return self.only("card_html", "published_at")
 
+    def for_page(self):
+        """What a post page prints (its stored parts, JSON-LD, social card and status), not the Markdown
+        source, the card, the derived text or the editorial record: each column loaded is compiled
+        and converted on every uncached page."""
+        return self.only(
+            "slug", "title", "status", "published_at", "updated_at", "header_html", "lead_html", "body_html",
+            "meta_description", "posting", "authors_tags", "social_card",
+        )
+
     def tag_counts(self):
         """Each tag used by these posts with how many of them use it, most used first."""
         return (

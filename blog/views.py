@@ -67,14 +67,14 @@ def post_card(request, slug: str, key: str):
 
 def post_detail(request, slug: str):
     # Bylines, tags and JSON-LD come stored with the row (blog/cards.py): one query, no prefetch.
-    post = get_object_or_404(Post.objects.published().defer("body", "card_html"), slug=slug)
+    post = get_object_or_404(Post.objects.published().for_page(), slug=slug)
     return render_post(request, post)
 
 
 @staff_member_required
 def post_preview(request, pk: int):
     """Staff see any post, whatever its status, exactly as readers will."""
-    return render_post(request, get_object_or_404(Post.objects.defer("body", "card_html"), pk=pk), preview=True)
+    return render_post(request, get_object_or_404(Post.objects.for_page(), pk=pk), preview=True)
 
 
 def post_index(request):

@@ -2,6 +2,8 @@
 import datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from blog.factories import AuthorFactory, PostFactory
 from digests.factories import FAQEntryFactory
@@ -54,3 +56,18 @@ def test_detail_pages_run_a_fixed_number_of_queries(client, site):
         PostFactory(authors=[site.authors[1], site.authors[0]], tags=["rl", "cuda"])
     many = [count_queries(client, url) for url in (many_digest.get_absolute_url(), post.get_absolute_url())]
     assert many == few
+
+
+@pytest.mark.django_db
+def test_a_post_page_loads_the_post_once_with_only_what_it_prints(client, site):
+    """``PostQuerySet.for_page`` names the columns the page prints: one it left out would be fetched
+    by a query of its own (Django loads a deferred field on first access), on every uncached page."""
+    post = site.posts[1]
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(post.get_absolute_url())
+    assert response.status_code == 200
+    post_loads = [q["sql"] for q in queries.captured_queries if 'FROM "blog_post"' in q["sql"]
+                  and "WITH own AS" not in q["sql"] and "blog_taggedpost" not in q["sql"]]
+    assert len(post_loads) == 1, post_loads
+    assert '"blog_post"."body",' not in post_loads[0]  # the Markdown source is not printed
+    assert '"blog_post"."created_by_id"' not in post_loads[0]  # nor the editorial record
