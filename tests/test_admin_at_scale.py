@@ -173,8 +173,10 @@ def test_counts_are_the_planners_estimate_on_postgresql(client, superuser, monke
     make_references(30)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE digests_reference")
-    assert estimated_count(Reference.objects.all()) == 30  # pg_class.reltuples, just analysed
-    assert estimated_count(Reference.objects.filter(state="merged")) > 0  # EXPLAIN's estimate
+    assert estimated_count(Reference.objects.all(), 1) == (30, True)  # pg_class.reltuples, just analysed
+    assert estimated_count(Reference.objects.filter(state="merged"), 1)[0] > 0  # EXPLAIN's estimate
+    assert estimated_count(Reference.objects.filter(state="merged"), 10_000) == (
+        Reference.objects.filter(state="merged").count(), False)  # small: counted exactly
     monkeypatch.setattr(changelists, "EXACT_BELOW", 1)
     response = client.get(url(Reference, "changelist"))
     paginator = response.context["cl"].paginator
@@ -183,4 +185,35 @@ def test_counts_are_the_planners_estimate_on_postgresql(client, superuser, monke
     assert filtered.estimated
     with CaptureQueriesContext(connection) as captured:
         client.get(url(Reference, "changelist"))
-    assert not any("COUNT(" in query["sql"].upper() for query in captured)
+    assert not any(query["sql"].upper().startswith("SELECT COUNT(") for query in captured)  # no exact count
+
+
+@ON_POSTGRESQL
+@pytest.mark.parametrize("params", [{}, {"state__exact": "merged"}, {"q": "fix"}], ids=["all", "filtered", "search"])
+def test_a_list_runs_as_many_queries_counted_exactly_as_estimated(client, superuser, monkeypatch, params):
+    """Below ``EXACT_BELOW`` the count is exact, above it estimated: one statement either way, so
+    ``make bench``'s admin lists run the same queries at a tenth of the archive as at its full size."""
+    make_references(30)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE digests_reference")
+
+    def run() -> tuple[int, bool]:
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(url(Reference, "changelist"), params)
+        assert response.status_code == 200
+        return len(captured), response.context["cl"].paginator.estimated
+
+    exact_queries, estimated = run()
+    assert not estimated
+    monkeypatch.setattr(changelists, "EXACT_BELOW", 1)
+    estimated_queries, estimated = run()
+    assert estimated and estimated_queries == exact_queries
+
+
+@ON_POSTGRESQL
+def test_the_installed_count_function_is_the_one_the_code_expects():
+    """The migration installs a frozen copy of ``COUNT_FUNCTION_BODY``: a change to one needs a migration."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = %s", [changelists.COUNT_FUNCTION])
+        installed = [row[0] for row in cursor.fetchall()]
+    assert installed == [changelists.COUNT_FUNCTION_BODY]
