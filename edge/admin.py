@@ -16,7 +16,7 @@ from .models import Purge
 
 
 @admin.action(description="Purge selected from the edge cache (their pages and the listings showing them)",
-              permissions=["change"])
+              permissions=["publish"])  # Publishers, as on the edit bar (editbar.bar.may_purge)
 def purge_from_edge(modeladmin, request, queryset):
     keys = sorted(affected.keys_for_objects(queryset))
     outbox.record(keys)

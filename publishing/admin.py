@@ -97,6 +97,10 @@ class WorkflowAdmin(VersionAdmin):
     def is_publisher(self, request) -> bool:
         return request.user.has_perm(self.model.publish_permission)
 
+    def has_publish_permission(self, request) -> bool:
+        """For actions declared with ``permissions=["publish"]`` (Django asks ``has_<name>_permission``)."""
+        return self.is_publisher(request)
+
     def get_readonly_fields(self, request, obj=None):
         readonly = list(super().get_readonly_fields(request, obj))
         if not self.is_publisher(request):

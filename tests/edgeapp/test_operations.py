@@ -83,3 +83,17 @@ def test_keys_cost_no_query_and_do_not_grow_with_the_listing(client, content, se
     for _ in range(10):
         PostFactory(tags=["python"])
     assert count() == with_keys
+
+
+@pytest.mark.parametrize("changelist", ["admin:blog_post_changelist", "admin:digests_digest_changelist"])
+def test_only_publishers_may_purge_from_the_admin_as_from_the_edit_bar(client, content, editor, publisher,
+                                                                      changelist):
+    def actions(user) -> dict:
+        client.force_login(user)
+        return dict(client.get(reverse(changelist)).context["action_form"].fields["action"].choices)
+
+    assert "purge_from_edge" in actions(publisher)
+    assert "purge_from_edge" not in actions(editor)
+    response = client.post(reverse("admin:blog_post_changelist"),  # the editor, sending it anyway
+                           {"action": "purge_from_edge", "_selected_action": [content.first.pk]}, follow=True)
+    assert response.status_code == 200 and not Purge.objects.exists()
