@@ -14,7 +14,6 @@ Editors work in lists of 50,000 posts and 300,000 references, so the large lists
 - filter by a related object with ``AutocompleteFilter``: the admin's own autocomplete
   (search as you type) instead of a list of every choice.
 """
-import json
 
 from django import forms
 from django.contrib import admin
