@@ -24,6 +24,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from publishing.transactions import OnCommit, pending_callback, register_callback
+
 from . import purging
 from .models import Purge
 
@@ -32,20 +34,18 @@ logger = logging.getLogger(__name__)
 #: Rows one send locks and merges: the keys of hundreds of writes go out in a few requests.
 BATCH = 500
 SWEEP_BATCHES = 20
+#: Where the open transaction's purge is kept on the connection (``publishing.transactions``).
+PENDING = "edge_pending_purge"
 
 
-class Pending:
-    """This transaction's purge: its row and the keys written so far.
-
-    It is also the transaction's on-commit callback, which is how ``current`` knows the
-    transaction is still the one that wrote the row: Django drops the callback on rollback.
-    """
+class Pending(OnCommit):
+    """This transaction's purge: its row and the keys written so far; on commit, its task is queued."""
 
     def __init__(self, keys: set[str]):
         self.keys = keys
         self.pk = Purge.objects.create(keys=sorted(keys)).pk
 
-    def __call__(self) -> None:
+    def run(self) -> None:
         queue(self.pk)
 
 
@@ -54,22 +54,12 @@ def record(keys) -> None:
     keys = set(keys)
     if not keys:
         return
-    connection = transaction.get_connection()
-    pending = current(connection)
+    pending = pending_callback(PENDING)
     if pending is None:
-        pending = connection.__dict__["edge_pending_purge"] = Pending(keys)
-        transaction.on_commit(pending, robust=True)  # outside a transaction: runs now
+        register_callback(PENDING, Pending(keys), robust=True)  # outside a transaction: runs now
     elif not keys <= pending.keys:
         pending.keys |= keys
         Purge.objects.filter(pk=pending.pk).update(keys=sorted(pending.keys))
-
-
-def current(connection) -> Pending | None:
-    """The open transaction's pending purge, if this transaction wrote one."""
-    pending = connection.__dict__.get("edge_pending_purge")
-    if pending is None or not connection.in_atomic_block:
-        return None
-    return pending if any(callback is pending for _, callback, _ in connection.run_on_commit) else None
 
 
 @shared_task(name="edge.tasks.send_purge", acks_late=True, ignore_result=True)

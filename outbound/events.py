@@ -13,6 +13,12 @@ subject's latest `Message`):
 A scheduled item becomes public when its time passes, with no write: `announce_due`, run by the
 beat sweep every minute, sends its ``*.published`` then, never before.
 
+What an item shows also changes with writes to other rows: a post's bylines and tags, an author's
+name or handle, a tag's name; a digest's citations, action items and FAQ, a cited reference, a
+repository's or topic's name (each re-renders the digests showing it and says so with
+``publishing.signals.content_changed``). Each of those announces the published items concerned
+after the commit (``announce_shown``): the comparison above decides whether an ``*.updated`` is due.
+
 The payload follows the Standard Webhooks envelope: ``{"type", "timestamp", "data"}``, where
 ``data`` is exactly the API's detail JSON (`PostOut`, `DigestOut`).
 """
@@ -21,14 +27,18 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef
-from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 from django.utils import timezone
+from taggit.models import Tag
 
 from api.responses import detail_json
-from blog.models import Post
+from blog.models import Author, Post, PostAuthor, TaggedPost
 from blog.schemas import PostOut
 from digests.models import Digest
 from digests.schemas import DigestOut
+
+from publishing.signals import content_changed
+from publishing.transactions import OnCommit, pending_callback, register_callback
 
 from .models import Endpoint, Message
 
@@ -39,6 +49,8 @@ SUBJECTS = {
 }
 SUBJECT_OF = {model: name for name, (model, _, _) in SUBJECTS.items()}
 VISIBLE_TYPES = ("published", "updated")
+#: Where the open transaction's ``Announcements`` are kept on the connection (``publishing.transactions``).
+PENDING = "outbound_pending_announcements"
 #: How far back the sweep looks for scheduled items whose time has come (older ones were announced then).
 DUE_LOOKBACK = timedelta(days=1)
 
@@ -49,6 +61,13 @@ def connect_signals() -> None:
         post_save.connect(on_saved, sender=model, dispatch_uid=f"outbound-save-{model.__name__}")
         pre_delete.connect(remember_deleted, sender=model, dispatch_uid=f"outbound-pre-delete-{model.__name__}")
         post_delete.connect(on_deleted, sender=model, dispatch_uid=f"outbound-delete-{model.__name__}")
+    content_changed.connect(on_content_changed, dispatch_uid="outbound-content-changed")
+    for link in (PostAuthor, TaggedPost):
+        post_save.connect(on_post_link, sender=link, dispatch_uid=f"outbound-save-{link.__name__}")
+        post_delete.connect(on_post_link, sender=link, dispatch_uid=f"outbound-delete-{link.__name__}")
+    m2m_changed.connect(on_post_tags, sender=Post.tags.through, dispatch_uid="outbound-post-tags")
+    post_save.connect(on_author_or_tag, sender=Author, dispatch_uid="outbound-author")
+    post_save.connect(on_author_or_tag, sender=Tag, dispatch_uid="outbound-tag")
 
 
 def listening() -> bool:
@@ -83,6 +102,68 @@ def on_deleted(sender, instance, **kwargs) -> None:
     if data is not None:
         subject, pk = SUBJECT_OF[sender], instance.pk
         transaction.on_commit(lambda: send(f"{subject}.unpublished", data, subject, pk))
+
+
+def announce_shown(model, items) -> None:
+    """After the commit, announce each published item of `model` among `items` (ids, or a query of them).
+
+    For writes that change what an item shows without saving the item. The ids are read now, in the
+    writing transaction; ``announce`` compares with what subscribers were told, so an item whose
+    JSON did not change (a card re-rendered for nothing the API shows) sends nothing.
+    """
+    if not listening():
+        return
+    subject = SUBJECT_OF[model]
+    pks = {(subject, pk) for pk in model.objects.published().filter(pk__in=items).values_list("pk", flat=True)}
+    if not pks:
+        return
+    pending = pending_callback(PENDING)
+    if pending is None:
+        register_callback(PENDING, Announcements(pks))  # outside a transaction: runs now
+    else:
+        pending.items |= pks
+
+
+class Announcements(OnCommit):
+    """This transaction's items to announce once it commits, each once however many writes touched it
+    (a digest given twenty citations in one save is compared with what subscribers were told once)."""
+
+    def __init__(self, items: set[tuple[str, int]]):
+        self.items = items
+
+    def run(self) -> None:
+        for subject, pk in sorted(self.items):
+            announce(subject, pk)
+
+
+def on_content_changed(sender, pks=None, **kwargs) -> None:
+    """Rows written without model signals (a digest re-rendered because a citation, a reference or a
+    repository's name changed). An unknown set (``pks=None``, ``manage.py refresh_cards``) is a
+    re-render of stored parts, which the API does not show: nothing to announce."""
+    if sender in SUBJECT_OF and pks is not None:
+        announce_shown(sender, pks)
+
+
+def on_post_link(sender, instance, raw=False, origin=None, **kwargs) -> None:
+    """A byline or tagging row saved or deleted: its post's authors or tags changed (not while the post
+    itself is being deleted: its unpublish is announced then)."""
+    if raw or isinstance(origin, Post) or getattr(origin, "model", None) is Post:
+        return
+    announce_shown(Post, [getattr(instance, "post_id", None) or instance.content_object_id])
+
+
+def on_post_tags(sender, instance, action, reverse=False, pk_set=None, **kwargs) -> None:
+    """``post.tags.add()``/``remove()``/``clear()``; from the tag's side, the posts in `pk_set`."""
+    if action in ("post_add", "post_remove", "post_clear"):
+        announce_shown(Post, (pk_set or ()) if reverse else [instance.pk])
+
+
+def on_author_or_tag(sender, instance, raw=False, created=False, **kwargs) -> None:
+    """A renamed author (or new handle) or tag shows in every post of theirs."""
+    if raw or created:
+        return
+    posts = instance.posts.all() if sender is Author else Post.objects.filter(tagged_items__tag=instance)
+    announce_shown(Post, posts.values("pk"))
 
 
 def current_json(subject: str, pk: int) -> dict | None:

@@ -5,6 +5,7 @@ import time
 import django.contrib.auth.middleware  # noqa: F401  imported while auth is installed; see pytestmark
 import pytest
 from celery.contrib.testing.worker import start_worker
+from django.db import transaction
 
 from blog.factories import PostFactory
 from outbound.models import Delivery, Endpoint
@@ -36,6 +37,13 @@ def worker():
     app.control.purge()
 
 
+def publish(**fields):
+    """A post with its byline in one transaction, as the API and the admin write one (autocommit would
+    publish it bylineless first, then announce its byline as an update: outbound/events.py)."""
+    with transaction.atomic():
+        return PostFactory(**fields)
+
+
 def wait_for(condition, timeout: float) -> float:
     started = time.monotonic()
     while time.monotonic() - started < timeout:
@@ -47,7 +55,7 @@ def wait_for(condition, timeout: float) -> float:
 
 def test_publish_a_post_and_the_receiver_verifies_post_published(worker, receiver):
     endpoint = Endpoint.objects.create(url=receiver.url)
-    post = PostFactory(title="Through the broker")
+    post = publish(title="Through the broker")
     wait_for(lambda: receiver.received, ARRIVAL_SECONDS)
     [payload] = receiver.verified(endpoint.whsec)
     assert payload["type"] == "post.published" and payload["data"]["id"] == post.pk
@@ -60,7 +68,7 @@ def test_a_due_delivery_whose_task_was_lost_is_sent_by_the_sweep(worker, receive
     app.control.purge()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("outbound.delivery.enqueue", lambda *args, **kwargs: None)  # the task is lost
-        PostFactory(title="Lost task")
+        publish(title="Lost task")
     time.sleep(0.5)
     assert not receiver.received and Delivery.objects.get().state == Delivery.State.PENDING
     sweep_outbound.delay()
@@ -75,7 +83,7 @@ def test_the_sweep_queues_a_due_endpoint_once_however_often_it_runs(receiver):
     app.control.purge()
     try:
         Endpoint.objects.create(url=receiver.url)
-        PostFactory(title="Waiting")  # queues the endpoint's task on commit
+        publish(title="Waiting")  # queues the endpoint's task on commit
         assert queued_for_endpoints() == 1
         assert [delivery.sweep(), delivery.sweep()] == [0, 0]
         app.control.purge()  # the message is lost (Redis restarted without its data)
