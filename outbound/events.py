@@ -36,7 +36,6 @@ from blog.models import Author, Post, PostAuthor, TaggedPost
 from blog.schemas import PostOut
 from digests.models import Digest
 from digests.schemas import DigestOut
-
 from publishing.signals import content_changed
 from publishing.transactions import OnCommit, pending_callback, register_callback
 

@@ -101,3 +101,29 @@ def test_kombu_names_a_queue_s_redis_lists_as_publishing_queues_reads_them():
     assert list(inspect.signature(Channel._q_for_pri).parameters) == ["self", "queue", "pri"]
     assert Channel.priority_steps is not None
     assert celery_version.split(".")[0] == "5", REVISIT.format("publishing/queues.py (message protocol 2)")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_commit_callbacks_wait_in_run_on_commit_until_commit_or_rollback():
+    """``publishing.transactions.pending_callback`` finds the transaction's callback among
+    ``connection.run_on_commit`` rows of (savepoint ids, callback, robust); Django empties the list
+    at the commit and drops a rolled-back savepoint's callbacks."""
+    from django.db import transaction
+
+    def kept():
+        return None
+
+    def dropped():
+        return None
+
+    with transaction.atomic():
+        transaction.on_commit(kept)
+        assert [row[1] for row in connection.run_on_commit] == [kept] and len(connection.run_on_commit[0]) == 3
+        try:
+            with transaction.atomic():
+                transaction.on_commit(dropped)
+                raise RuntimeError("roll back the savepoint")
+        except RuntimeError:
+            pass
+        assert [row[1] for row in connection.run_on_commit] == [kept]
+    assert connection.run_on_commit == []
