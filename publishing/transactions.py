@@ -6,10 +6,12 @@ name; later writes find it there and add to it. Django drops the callbacks of a 
 transaction (or savepoint), so a callback counts as this transaction's only while it is still
 among the connection's registered ones (``connection.run_on_commit``: tests/test_library_internals.py).
 """
+from abc import ABC, abstractmethod
+
 from django.db import transaction
 
 
-class OnCommit:
+class OnCommit(ABC):
     """A callback that writes of one transaction add to until it runs, once, at the commit."""
 
     ran = False
@@ -18,8 +20,9 @@ class OnCommit:
         self.ran = True
         self.run()
 
+    @abstractmethod
     def run(self) -> None:
-        raise NotImplementedError
+        """What the commit does with what the transaction's writes added (queue a purge, announce items)."""
 
 
 def pending_callback(name: str) -> OnCommit | None:
