@@ -84,9 +84,7 @@ def remember_visibility(sender, instance, raw=False, **kwargs) -> None:
 def on_saved(sender, instance, raw=False, **kwargs) -> None:
     if raw or not getattr(instance, "_outbound_listening", True):
         return
-    subject, pk = SUBJECT_OF[sender], instance.pk
-    was_public = getattr(instance, "_outbound_was_public", False)
-    transaction.on_commit(lambda: announce(subject, pk, was_public=was_public))
+    announce_after_commit({(SUBJECT_OF[sender], instance.pk): getattr(instance, "_outbound_was_public", False)})
 
 
 def remember_deleted(sender, instance, **kwargs) -> None:
@@ -113,26 +111,34 @@ def announce_shown(model, items) -> None:
     if not listening():
         return
     subject = SUBJECT_OF[model]
-    pks = {(subject, pk) for pk in model.objects.published().filter(pk__in=items).values_list("pk", flat=True)}
-    if not pks:
+    published = model.objects.published().filter(pk__in=items).values_list("pk", flat=True)
+    announce_after_commit({(subject, pk): False for pk in published})
+
+
+def announce_after_commit(items: dict[tuple[str, int], bool]) -> None:
+    """Announce these (subject, pk) items once the transaction commits (now, outside one), each once
+    however many writes of the transaction touched it. The value: whether the item was public before
+    the transaction (``announce``'s `was_public`), true if any write saw it so."""
+    if not items:
         return
     pending = pending_callback(PENDING)
     if pending is None:
-        register_callback(PENDING, Announcements(pks))  # outside a transaction: runs now
-    else:
-        pending.items |= pks
+        register_callback(PENDING, Announcements(items))
+        return
+    for item, was_public in items.items():
+        pending.items[item] = pending.items.get(item, False) or was_public
 
 
 class Announcements(OnCommit):
-    """This transaction's items to announce once it commits, each once however many writes touched it
-    (a digest given twenty citations in one save is compared with what subscribers were told once)."""
+    """This transaction's items to announce once it commits: a post saved with its byline and tags, or a
+    digest given twenty citations in one save, is compared with what subscribers were told once."""
 
-    def __init__(self, items: set[tuple[str, int]]):
-        self.items = items
+    def __init__(self, items: dict[tuple[str, int], bool]):
+        self.items = dict(items)
 
     def run(self) -> None:
-        for subject, pk in sorted(self.items):
-            announce(subject, pk)
+        for (subject, pk), was_public in sorted(self.items.items()):
+            announce(subject, pk, was_public=was_public)
 
 
 def on_content_changed(sender, pks=None, **kwargs) -> None:

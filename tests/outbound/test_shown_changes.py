@@ -125,3 +125,16 @@ def test_without_endpoints_such_writes_make_no_messages(queued, django_capture_o
         ada.save()
         DigestReferenceFactory()
     assert not Message.objects.exists() and queued == []
+
+
+def test_a_post_saved_with_its_byline_and_tags_is_compared_once(endpoint, queued, monkeypatch,
+                                                               django_capture_on_commit_callbacks):
+    from outbound import events
+
+    compared = []
+    real = events.current_json
+    monkeypatch.setattr(events, "current_json", lambda subject, pk: compared.append(pk) or real(subject, pk))
+    with django_capture_on_commit_callbacks(execute=True):
+        post = PostFactory(authors=[AuthorFactory(), AuthorFactory()], tags=["python", "rust", "cuda"])
+    assert messages() == [("post.published", post.pk)]
+    assert compared == [post.pk]  # the post's save, two bylines and three tags: one comparison at the commit
