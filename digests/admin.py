@@ -169,6 +169,15 @@ class CitationCheckFormSet(LoadedAutocompleteFormSet):
         ]
 
 
+def _cited_in(formsets) -> list[Reference]:
+    """The references the citations formset names (new, changed or deleted rows alike)."""
+    return [
+        form.cleaned_data["reference"]
+        for formset in formsets if formset.model is DigestReference
+        for form in formset.forms if getattr(form, "cleaned_data", None) and form.cleaned_data.get("reference")
+    ]
+
+
 class DigestReferenceInline(AutocompleteInlineMixin, admin.TabularInline):
     model = DigestReference
     formset = CitationCheckFormSet
@@ -244,6 +253,7 @@ class DigestAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, Wo
         return formsets, inline_instances
 
     def save_related(self, request, form, formsets, change):
+        form.instance.lock_cited_references(_cited_in(formsets))  # before the first citation is written
         super().save_related(request, form, formsets, change)
         report = form.instance.citation_report()
         if report.uncited:

@@ -138,6 +138,7 @@ def save_digest(digest: Digest, payload: DigestIn, token: ApiToken, verb: str) -
         digest.note_edit(token.user)  # the editorial record: created / last edited by the token's user
         if digest.pk is None:
             digest.save()
+        digest.lock_cited_references(references)
         _replace_related(digest, payload, references, repositories)
         digest.save()
         record_revision(digest, token, verb)

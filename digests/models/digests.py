@@ -250,6 +250,27 @@ class Digest(PublishableModel):
         if not report.ok:
             raise WorkflowError(f"“{self.headline}” cannot be published: {report.error_message()}")
 
+    def lock_cited_references(self, references=()) -> list[int]:
+        """Lock the references this digest cites and `references` (about to be cited), in id order and
+        in one statement, before a write changes its citations; returns their ids.
+
+        Citing or un-citing a reference from a published digest updates the reference's row
+        (``first_published_at``, migration 0014's triggers) and holds it to the end of the write,
+        one row per citation written. Two writes changing two published digests' citations in
+        opposite orders each held a row the other needed next, and PostgreSQL aborted one of
+        them. So every write that changes citations takes its digest's row first (saving it or
+        ``select_for_update``) and then this lock: the triggers' later locks are already held, and
+        two writers wait for each other here instead of deadlocking. A digest that is not
+        published locks nothing (its citations lock no reference either: drafts never wait).
+        Call it inside the write's transaction, after the digest's row is locked.
+        """
+        if self.pk is None or self.status != Status.PUBLISHED:
+            return []
+        touched = models.Q(pk__in=DigestReference.objects.filter(digest=self).values("reference_id"))
+        touched |= models.Q(pk__in=[reference.pk for reference in references if reference.pk is not None])
+        locked = Reference.objects.filter(touched).order_by("pk").select_for_update(no_key=True)
+        return list(locked.values_list("pk", flat=True))
+
     def shipped_repositories(self) -> list[Repository]:
         """Repositories of the cited references, in citation order, each once."""
         seen: dict[int, Repository] = {}
