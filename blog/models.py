@@ -108,6 +108,10 @@ class TaggedPost(TaggedItemBase):
 
 
 class PostQuerySet(PublishableQuerySet):
+    def draw_missing_social_cards(self, seconds: float = social_cards.SWEEP_SECONDS) -> int:
+        """Draw the og:image cards these posts lack (written in bulk); ``social_cards.draw_missing``."""
+        return social_cards.draw_missing(self, PostCard, seconds)
+
     def with_listing_data(self):
         """Everything a listing shows (ordered authors, tags) in a fixed number of queries."""
         return self.prefetch_related(

@@ -2,7 +2,8 @@
 
 A card shows the post's bylines and tags and its authors' and tags' names, so
 saving or deleting a byline or tagging row, or renaming an author or a tag,
-re-renders the posts concerned, in the same transaction. A post's body shows its
+re-renders the posts concerned, in the same transaction; a byline row or an author's new name
+redraws their og:image cards too (which show the byline, not the tags). A post's body shows its
 images: when one's renditions become ready or its alt text, caption or credit
 changes (``images.signals.image_changed``), the posts showing it are re-rendered.
 Connected in ``BlogConfig.ready``.
@@ -27,9 +28,13 @@ def _post_of_link(sender, instance, origin=None, **kwargs) -> None:
         return
     refresh_cards(Post.objects.filter(pk=_post_id(instance)))
     if sender is PostAuthor:
-        for post in Post.objects.filter(pk=_post_id(instance)).only("title", "published_at", "authors_tags",
-                                                                    "social_card", "slug"):
-            post.draw_social_card()
+        _draw_social_cards(Post.objects.filter(pk=_post_id(instance)))
+
+
+def _draw_social_cards(posts) -> None:
+    """Redraw the og:image cards of `posts` whose byline changed (``refresh_cards`` stored it first)."""
+    for post in posts.only("title", "published_at", "authors_tags", "social_card", "slug", "lead_image"):
+        post.draw_social_card()
 
 
 def _post_id(link) -> int:
@@ -37,8 +42,10 @@ def _post_id(link) -> int:
 
 
 def _posts_of_author(sender, instance, created=False, **kwargs) -> None:
+    """A renamed author: their posts' listing cards and og:image cards (the byline) show the new name."""
     if not created:
         refresh_cards(instance.posts.all())
+        _draw_social_cards(instance.posts.all())
 
 
 def _posts_of_tag(sender, instance, created=False, **kwargs) -> None:

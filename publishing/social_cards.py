@@ -8,7 +8,9 @@ so the image is the same on every machine. Content apps store a card beside thei
 image without another query: the fingerprint is a hash of what the card shows, it is part of
 the image's URL, and that URL is therefore served as immutable for a year; a changed title
 means a new fingerprint and a new URL. Cards are drawn on save (about 30 ms), only when the
-fingerprint changes, never on a reader's request. A post with a lead image shows it in the card's
+fingerprint changes, never on a reader's request. Rows written without a save (``bulk_create``:
+imports, the bench generator) have none: beat's ``sweep_social_cards`` tasks (``draw_missing``)
+draw them within a minute or so, newest first, without waiting for the row's next save. A post with a lead image shows it in the card's
 right-hand part (cropped to fill it); what it shows includes the image's content hash, so a new
 image is a new card.
 """
@@ -16,12 +18,16 @@ import functools
 import hashlib
 import io
 import json
+import logging
 import textwrap
+import time
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from PIL import Image, ImageDraw, ImageFont, ImageOps
+
+from .signals import announce_bulk_write
 
 WIDTH, HEIGHT = 1200, 630
 SITE_NAME = "RepoJournal"
@@ -35,6 +41,12 @@ TITLE_LINES = 4
 PHOTO_WIDTH = 440
 #: ``Cache-Control`` of a card at its fingerprinted URL: the URL changes whenever the image does.
 IMMUTABLE = "public, max-age=31536000, immutable"
+#: Rows ``draw_missing`` locks and draws per transaction (about 30 ms each: editors saving one of them
+#: wait that long at most), and how long one sweep draws before it leaves the rest to the next.
+SWEEP_BATCH = 20
+SWEEP_SECONDS = 40.0
+
+logger = logging.getLogger(__name__)
 
 
 class StoredCard(models.Model):
@@ -118,3 +130,45 @@ def serve(card_model, owner, key: str, current_url: str):
     response["Cache-Control"] = IMMUTABLE
     response["ETag"] = f'"{key}"'
     return response
+
+
+def missing(queryset, card_model):
+    """The rows of `queryset` whose ``social_card`` names no stored card: written without a save
+    (``bulk_create``, imports, the bench generator), or never drawn because their write was lost."""
+    stored = card_model.objects.filter(pk=models.OuterRef("pk"), fingerprint=models.OuterRef("social_card"))
+    return queryset.filter(~models.Exists(stored))
+
+
+def draw_missing(queryset, card_model, seconds: float = SWEEP_SECONDS) -> int:
+    """Draw the cards ``missing`` from `queryset`, newest rows first, for about `seconds`; returns how many.
+
+    Each batch is locked ``SKIP LOCKED`` in a transaction of its own, so two sweeps at once (beat's
+    next while the last still draws) share the work instead of repeating it, and a sweep that dies
+    loses at most one batch, which the next sweep finds missing again. A row whose card cannot be
+    drawn is logged and passed over for the rest of this sweep. The pages of the rows drawn now
+    name their card: caches hear of them once, at the end (``announce_bulk_write``).
+    """
+    deadline, drawn, below = time.monotonic() + seconds, [], None
+    while time.monotonic() < deadline:
+        with transaction.atomic():
+            rows = missing(queryset, card_model).order_by("-pk")
+            if below is not None:
+                rows = rows.filter(pk__lt=below)
+            batch = list(rows.select_for_update(skip_locked=True)[:SWEEP_BATCH])
+            drawn += [owner.pk for owner in batch if _drawn(owner)]
+        if len(batch) < SWEEP_BATCH:
+            break
+        below = batch[-1].pk
+    if drawn:
+        announce_bulk_write(queryset.model, drawn)
+    return len(drawn)
+
+
+def _drawn(owner) -> bool:
+    try:
+        with transaction.atomic():
+            owner.draw_social_card()
+    except Exception:  # noqa: BLE001 -- one broken row must not stop the sweep; logged for an operator
+        logger.exception("Could not draw the social card of %s %s", owner._meta.label, owner.pk)
+        return False
+    return True

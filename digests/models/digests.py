@@ -27,6 +27,10 @@ FEED_DIGEST_FIELDS = ("topic__name", "topic__slug", "date", "headline", "slug", 
 
 
 class DigestQuerySet(PublishableQuerySet):
+    def draw_missing_social_cards(self, seconds: float = social_cards.SWEEP_SECONDS) -> int:
+        """Draw the og:image cards these digests lack (written in bulk); ``social_cards.draw_missing``."""
+        return social_cards.draw_missing(self, DigestCard, seconds)
+
     def with_listing_data(self):
         return self.select_related("topic")
 
@@ -254,15 +258,10 @@ class Digest(PublishableModel):
         """Lock the references this digest cites and `references` (about to be cited), in id order and
         in one statement, before a write changes its citations; returns their ids.
 
-        Citing or un-citing a reference from a published digest updates the reference's row
-        (``first_published_at``, migration 0014's triggers) and holds it to the end of the write,
-        one row per citation written. Two writes changing two published digests' citations in
-        opposite orders each held a row the other needed next, and PostgreSQL aborted one of
-        them. So every write that changes citations takes its digest's row first (saving it or
-        ``select_for_update``) and then this lock: the triggers' later locks are already held, and
-        two writers wait for each other here instead of deadlocking. A digest that is not
-        published locks nothing (its citations lock no reference either: drafts never wait).
-        Call it inside the write's transaction, after the digest's row is locked.
+        Citing a reference from a published digest updates the reference's row (migration 0014's
+        triggers), one row per citation: two writes citing shared references in opposite orders
+        deadlocked. Lock order: the digest's row (saved or ``select_for_update``), then this. A digest
+        not published locks nothing (drafts never wait). Call it inside the write's transaction.
         """
         if self.pk is None or self.status != Status.PUBLISHED:
             return []

@@ -210,6 +210,11 @@ CELERY_BEAT_SCHEDULE = {
     "digests-fold-merge-tallies": {"task": "digests.tasks.fold_merge_tallies", "schedule": 300.0},
     # Images (issue 26): renditions whose task was lost are queued again (images.tasks.sweep_renditions).
     "images-sweep-renditions": {"task": "images.tasks.sweep_renditions", "schedule": 60.0, "options": {"expires": 60.0}},
+    # og:image cards of posts and digests written without a save (publishing.social_cards.draw_missing).
+    "blog-sweep-social-cards": {"task": "blog.tasks.sweep_social_cards", "schedule": 60.0,
+                                "options": {"expires": 60.0}},
+    "digests-sweep-social-cards": {"task": "digests.tasks.sweep_social_cards", "schedule": 60.0,
+                                   "options": {"expires": 60.0}},
 }
 
 TAGGIT_CASE_INSENSITIVE = True
