@@ -66,6 +66,16 @@ down:
 status:
 	$(BIN)/python deploy/topology.py status
 
+# Backups (docs/deployment.md "Backups"): the database named by DATABASE_URL (default: the topology's),
+# the image files and the topology's secret key, into BACKUP_DIR (default var/backups/); `make restore`
+# restores the newest there, or FROM=<folder>, into an empty database (FORCE=1: over an existing one).
+.PHONY: backup restore
+backup: install
+	$(BIN)/python deploy/backup.py backup
+
+restore: install
+	$(BIN)/python deploy/backup.py restore $(if $(FROM),--from "$(FROM)") $(if $(FORCE),--force)
+
 # Any management command with the topology's environment, e.g. make manage ARGS="shell" or
 # make manage ARGS="purge_edge --all" (production settings, its database, Redis and edge).
 manage: install
