@@ -102,7 +102,11 @@ class WebhookDeliveryAdmin(LargeListMixin, ReadOnlyAdmin):
 
     @admin.action(description="Reprocess selected deliveries", permissions=["rerun"])
     def reprocess(self, request, queryset):
-        _queue(self, request, queryset, process_delivery_task, "reprocessing", force=True)
+        emptied = queryset.filter(body=b"").count()  # retention emptied them (newsroom.retention)
+        if emptied:
+            self.message_user(request, f"{emptied} delivery(ies) no longer hold their body (retention: "
+                                       "RETENTION_WEBHOOK_BODY_DAYS) and cannot be reprocessed.", messages.WARNING)
+        _queue(self, request, queryset.exclude(body=b""), process_delivery_task, "reprocessing", force=True)
 
 
 @admin.register(IngestionRun)

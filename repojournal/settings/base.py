@@ -215,7 +215,18 @@ CELERY_BEAT_SCHEDULE = {
                                 "options": {"expires": 60.0}},
     "digests-sweep-social-cards": {"task": "digests.tasks.sweep_social_cards", "schedule": 60.0,
                                    "options": {"expires": 60.0}},
+    # Retention (newsroom.retention, docs/operations.md "Retention"): tables that only grow, pruned.
+    "newsroom-prune": {"task": "newsroom.tasks.prune", "schedule": 3600.0, "options": {"expires": 3600.0}},
 }
+
+# Retention, in days (newsroom.retention): rows older than this that no open problem needs are pruned.
+RETENTION_WEBHOOK_BODY_DAYS = int(os.environ.get("RETENTION_WEBHOOK_BODY_DAYS", "7"))
+RETENTION_WEBHOOK_DELIVERY_DAYS = int(os.environ.get("RETENTION_WEBHOOK_DELIVERY_DAYS", "30"))
+RETENTION_INGESTION_RUN_DAYS = int(os.environ.get("RETENTION_INGESTION_RUN_DAYS", "30"))
+RETENTION_REDELIVERY_REQUEST_DAYS = int(os.environ.get("RETENTION_REDELIVERY_REQUEST_DAYS", "7"))
+RETENTION_OUTBOUND_MESSAGE_DAYS = int(os.environ.get("RETENTION_OUTBOUND_MESSAGE_DAYS", "30"))
+RETENTION_SIGN_IN_FAILURE_DAYS = int(os.environ.get("RETENTION_SIGN_IN_FAILURE_DAYS", "30"))
+RETENTION_ACCESS_LOG_DAYS = int(os.environ.get("RETENTION_ACCESS_LOG_DAYS", "30"))
 
 TAGGIT_CASE_INSENSITIVE = True
 
