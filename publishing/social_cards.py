@@ -10,9 +10,9 @@ the image's URL, and that URL is therefore served as immutable for a year; a cha
 means a new fingerprint and a new URL. Cards are drawn on save (about 30 ms), only when the
 fingerprint changes, never on a reader's request. Rows written without a save (``bulk_create``:
 imports, the bench generator) have none: beat's ``sweep_social_cards`` tasks (``draw_missing``)
-draw them within a minute or so, newest first, without waiting for the row's next save. A post with a lead image shows it in the card's
-right-hand part (cropped to fill it); what it shows includes the image's content hash, so a new
-image is a new card.
+draw them within a minute or so, newest first, without waiting for the row's next save. A post
+with a lead image shows it in the card's right-hand part (cropped to fill it); what it shows
+includes the image's content hash, so a new image is a new card.
 """
 import functools
 import hashlib

@@ -110,7 +110,8 @@ def test_beat_runs_both_sweeps_every_minute():
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql",
-                    reason="SKIP LOCKED is PostgreSQL's; SQLite has one writer at a time (CI's PostgreSQL pass runs it)")
+                    reason="SKIP LOCKED is PostgreSQL's; SQLite has one writer at a time "
+                           "(CI's PostgreSQL pass runs it)")
 @pytest.mark.django_db(transaction=True)
 def test_a_sweep_passes_over_the_rows_another_sweep_holds():
     posts = bulk_posts(3)
