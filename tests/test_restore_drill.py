@@ -40,11 +40,10 @@ from outbound.models import Endpoint
 from publishing.workflow import Status
 from reader.caching import LOCAL
 from tests.fixtures import WEBHOOK_PAYLOADS
-from tests.images.conftest import picture_bytes, upload_form
+from tests.images.conftest import picture_bytes, store_images_in, upload_form
 
 PROJECT = Path(__file__).resolve().parent.parent
 GITHUB_SECRET = "kept with the other secrets"
-FILESYSTEM = "django.core.files.storage.FileSystemStorage"
 #: The scheduled post's time, from its creation: past the backup and the restore, not past the first reads.
 SCHEDULED_IN = datetime.timedelta(seconds=15)
 
@@ -73,14 +72,7 @@ def drop(name: str) -> None:
 @pytest.fixture
 def files(settings, tmp_path):
     """The image storages on disk, in this test's folder, as the backup's environment names them."""
-    roots = {"renditions": tmp_path / "media", "originals": tmp_path / "originals"}
-    settings.MEDIA_ROOT = roots["renditions"]
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "images": {"BACKEND": FILESYSTEM, "OPTIONS": {"location": roots["renditions"], "base_url": "/media/"}},
-        "image_originals": {"BACKEND": FILESYSTEM, "OPTIONS": {"location": roots["originals"]}},
-    }
-    return roots
+    return store_images_in(settings, tmp_path / "media", tmp_path / "originals")
 
 
 @pytest.fixture

@@ -10,17 +10,21 @@ from PIL import Image as Pillow
 FILESYSTEM = "django.core.files.storage.FileSystemStorage"
 
 
-@pytest.fixture(autouse=True)
-def image_dirs(settings, tmp_path) -> dict[str, Path]:
-    """Renditions and originals in this test's folder (on disk: the default storage)."""
-    dirs = {"renditions": tmp_path / "renditions", "originals": tmp_path / "originals"}
-    settings.MEDIA_ROOT = dirs["renditions"]
+def store_images_in(settings, renditions: Path, originals: Path) -> dict[str, Path]:
+    """Point the image storages (on disk: the default) at these folders, for one test."""
+    settings.MEDIA_ROOT = renditions
     settings.STORAGES = {
         **settings.STORAGES,
-        "images": {"BACKEND": FILESYSTEM, "OPTIONS": {"location": dirs["renditions"], "base_url": "/media/"}},
-        "image_originals": {"BACKEND": FILESYSTEM, "OPTIONS": {"location": dirs["originals"]}},
+        "images": {"BACKEND": FILESYSTEM, "OPTIONS": {"location": renditions, "base_url": "/media/"}},
+        "image_originals": {"BACKEND": FILESYSTEM, "OPTIONS": {"location": originals}},
     }
-    return dirs
+    return {"renditions": renditions, "originals": originals}
+
+
+@pytest.fixture(autouse=True)
+def image_dirs(settings, tmp_path) -> dict[str, Path]:
+    """Renditions and originals in this test's folder."""
+    return store_images_in(settings, tmp_path / "renditions", tmp_path / "originals")
 
 
 def stored_files(dirs: dict[str, Path]) -> list[str]:
