@@ -47,9 +47,13 @@ class ApiTokenQuerySet(models.QuerySet):
         return self.filter(revoked_at__isnull=True)
 
     def authenticate(self, raw_token: str):
-        """The active token matching `raw_token`, or None; compares digests in constant time."""
+        """The active token matching `raw_token`, or None; compares digests in constant time.
+
+        Read on the primary even where readers' reads go to a replica (repojournal/replicas.py):
+        a token revoked or made a moment ago is refused or accepted at once.
+        """
         prefix = raw_token[: 3 + TOKEN_PREFIX_LENGTH]
-        token = self.active().select_related("user").filter(prefix=prefix).first()
+        token = self.using("default").active().select_related("user").filter(prefix=prefix).first()
         if token is None or not hmac.compare_digest(token.hashed_token, hash_token(raw_token)):
             return None
         if not token.user.is_active:

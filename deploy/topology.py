@@ -19,6 +19,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 DEPLOY_DIR = PROJECT_DIR / "deploy"
@@ -36,6 +37,10 @@ DEFAULTS = {
     "VARNISH_MEMORY": "256m",
     "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/repojournal",
     "REDIS_URL": "redis://127.0.0.1:6379/1",
+    # `make up REPLICAS=1`: streaming replicas of DATABASE_URL's PostgreSQL (deploy/replica.py) on
+    # REPLICA_PORT and up; the apps read from them (DATABASE_REPLICA_URLS, docs/deployment.md).
+    "REPLICAS": "0",
+    "REPLICA_PORT": "5433",
 }
 
 
@@ -57,6 +62,26 @@ def secret_key(directory: Path) -> str:
         path.write_text(secrets.token_urlsafe(50))
         path.chmod(0o600)
     return path.read_text().strip()
+
+
+def replicas() -> list[tuple[int, Path]]:
+    """Each replica's port and data directory (as root under /var/lib/postgresql, which postgres reaches)."""
+    found = []
+    for number in range(int(setting("REPLICAS") or 0)):
+        port = int(setting("REPLICA_PORT")) + number
+        base = Path("/var/lib/postgresql") if os.geteuid() == 0 else run_dir()
+        found.append((port, Path(os.environ.get("REPLICA_DATA_DIR") or base / "repojournal-replicas") / str(port)))
+    return found
+
+
+def replica_urls() -> str:
+    primary = urlsplit(setting("DATABASE_URL"))
+    return ",".join(urlunsplit(primary._replace(netloc=f"{primary.username or 'postgres'}@127.0.0.1:{port}"))
+                    for port, _ in replicas())
+
+
+def replica(command: str, data: Path, *args: str) -> None:
+    subprocess.run([sys.executable, str(DEPLOY_DIR / "replica.py"), command, "--data", str(data), *args], check=True)
 
 
 def render_vcl(template: str, app_ports: tuple[str, str], purgers: list[str]) -> str:
@@ -97,6 +122,8 @@ def environment() -> dict[str, str]:
         # would then be kept for s-maxage. Misses are rare here, so asking Redis each time is cheap.
         "PAGE_CACHE_LOCAL_SECONDS": os.environ.get("PAGE_CACHE_LOCAL_SECONDS", "0"),
     }
+    if replicas():
+        env["DATABASE_REPLICA_URLS"] = replica_urls()
     return env
 
 
@@ -135,6 +162,18 @@ def get(url: str, timeout: float = 3.0) -> tuple[int, dict[str, str]]:
         return 0, {}
 
 
+def health_report(url: str) -> list[str]:
+    """/health/'s text lines (one per dependency, replicas with their lag), or why there are none."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            body = response.read()
+    except urllib.error.HTTPError as error:
+        body = error.read()
+    except (urllib.error.URLError, OSError) as error:
+        return [f"{url}: {error}"]
+    return body.decode(errors="replace").splitlines()
+
+
 def wait_healthy(env: dict[str, str], timeout: float = 90.0) -> bool:
     """True once both app instances and the edge answer /health/ with 200."""
     urls = [f"http://127.0.0.1:{env[f'APP_PORT_{n}']}/health/?format=text" for n in (1, 2)]
@@ -159,6 +198,9 @@ def up(prepare: bool = True, migrate: bool = True) -> int:
         manage(env, "migrate", "--noinput")
     if prepare:
         manage(env, "collectstatic", "--noinput", "--verbosity", "0")
+    for port, data in replicas():  # after migrate: the replica starts with the primary's tables
+        replica("start", data, "--primary", env["DATABASE_URL"], "--port", str(port))
+    (run_dir() / "replicas").write_text("".join(f"{data}\n" for _port, data in replicas()))
     if not running(env):
         subprocess.run(
             [str(Path(sys.executable).parent / "supervisord"), "-c", str(SUPERVISOR_CONF)],
@@ -174,6 +216,20 @@ def up(prepare: bool = True, migrate: bool = True) -> int:
 
 def down() -> int:
     env = environment()
+    code = stop_programs(env)
+    for _port, data in replicas() or recorded_replicas():
+        replica("stop", data)
+    return code
+
+
+def recorded_replicas() -> list[tuple[int, Path]]:
+    """`make down` without REPLICAS=1 still stops the replicas `make up REPLICAS=1` started."""
+    path = run_dir() / "replicas"
+    lines = path.read_text().split() if path.exists() else []
+    return [(0, Path(line)) for line in lines]
+
+
+def stop_programs(env: dict[str, str]) -> int:
     if not running(env):
         print("Not running.")
         return 0
@@ -196,6 +252,8 @@ def status() -> int:
     code = supervisorctl(env, "status")
     edge = f"http://{env['EDGE_LISTEN']}"
     health, _ = get(f"{edge}/health/?format=text")
+    for line in health_report(f"http://127.0.0.1:{env['APP_PORT_1']}/health/?format=text"):
+        print(f"  {line}")
     get(f"{edge}/")
     home, headers = get(f"{edge}/")
     print(f"edge {edge}: /health/ {health or 'unreachable'}; / {home or 'unreachable'} X-Cache: {headers.get('X-Cache', '-')}")

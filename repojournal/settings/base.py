@@ -111,6 +111,24 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Read replicas (issue 29; repojournal/replicas.py, docs/deployment.md "Read replicas"): one alias
+# replica_N per URL in DATABASE_REPLICA_URLS (comma-separated; empty: the primary serves every read).
+# Readers' reads go to a replica at most DATABASE_REPLICA_MAX_LAG seconds behind; nothing else does.
+DATABASE_REPLICAS = []
+for _number, _url in enumerate(filter(None, map(str.strip, os.environ.get("DATABASE_REPLICA_URLS", "").split(","))), 1):
+    _replica = dj_database_url.parse(_url, conn_max_age=DATABASES["default"]["CONN_MAX_AGE"])
+    # A replica that is away must cost a reader little: connecting gives up after 2 s.
+    _replica["OPTIONS"] = {**DATABASES["default"].get("OPTIONS", {}), "connect_timeout": 2}
+    _replica["TEST"] = {"MIRROR": "default"}  # test runs make no database for it
+    DATABASES[f"replica_{_number}"] = _replica
+    DATABASE_REPLICAS.append(f"replica_{_number}")
+DATABASE_REPLICA_MAX_LAG = float(os.environ.get("DATABASE_REPLICA_MAX_LAG", "5"))
+if DATABASE_REPLICAS:
+    DATABASE_ROUTERS = ["repojournal.replicas.ReplicaRouter"]
+    # Just inside DatabaseOutageMiddleware: a replica's error is retried on the primary, not a 503.
+    MIDDLEWARE.insert(MIDDLEWARE.index("repojournal.outages.DatabaseOutageMiddleware") + 1,
+                      "repojournal.replicas.ReplicaRoutingMiddleware")
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

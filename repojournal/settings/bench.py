@@ -15,7 +15,8 @@ DEBUG = False
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or "bench-only-secret-key-0123456789-abcdefghij-klmnop"
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "testserver"]
 ROOT_URLCONF = "bench.urls"
-DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("DATABASE_CONN_MAX_AGE", "600"))
+for _alias in DATABASES:  # the primary and any replica (DATABASE_REPLICA_URLS)
+    DATABASES[_alias]["CONN_MAX_AGE"] = int(os.environ.get("DATABASE_CONN_MAX_AGE", "600"))
 
 GITHUB_WEBHOOK_SECRET = os.environ.get("GITHUB_WEBHOOK_SECRET") or "bench-webhook-secret"
 API_THROTTLE_RATES = {scope: "1000000/s" for scope in ("list_ip", "list_token", "write_ip", "write_token")}
