@@ -1,9 +1,10 @@
 """A primary, a real streaming replica of it, and the production topology reading from both.
 
-The primary is a PostgreSQL cluster of the test's own (tests/faults/services.py); the replica
-is made from it by deploy/replica.py, as `make up REPLICAS=1` makes one (``pg_basebackup -R``),
-on its own port; deploy/topology.py starts Varnish, two gunicorn instances, the workers and
-beat with ``DATABASE_REPLICA_URLS`` naming the replica -- the path real traffic takes.
+The primary is a PostgreSQL cluster of the test's own (tests/faults/services.py); the topology
+is started as `make up REPLICAS=1` starts it (deploy/topology.py): it makes the replica
+(deploy/replica.py, ``pg_basebackup -R``) on its own port, then starts Varnish, two gunicorn
+instances, the workers and beat with ``DATABASE_REPLICA_URLS`` naming it -- the path real
+traffic takes -- and `make down` stops the replica with the rest.
 """
 import os
 import shutil
@@ -40,9 +41,9 @@ class ReplicatedStack(Stack):
     def __init__(self, directory: Path):
         super().__init__(directory, github_api_url="http://127.0.0.1:9")  # nothing here asks GitHub
         self.replica_port = free_port()
-        self.replica_data = directory / "replica"
+        self.replica_data = directory / "replicas" / str(self.replica_port)
         self.replica_url = self.postgres.url.replace(f":{self.postgres.port}/", f":{self.replica_port}/")
-        self.env["DATABASE_REPLICA_URLS"] = self.replica_url
+        self.env.update(REPLICAS="1", REPLICA_PORT=str(self.replica_port), REPLICA_DATA_DIR=str(directory / "replicas"))
         self.env["DATABASE_REPLICA_MAX_LAG"] = "5"
         # The load test reads as fast as it can: the API's per-client rates would answer 429 first.
         self.env.update(API_RATE_LIST_IP="1000000/m", API_RATE_LIST_TOKEN="1000000/m")
@@ -53,13 +54,13 @@ class ReplicatedStack(Stack):
         self.postgres.init()
         self.manage("migrate", "--noinput", "-v0")
         self.tokens = self.manage("shell", "-c", SETUP).splitlines()[-1].split()
-        self.replica("start", "--primary", self.postgres.url, "--port", str(self.replica_port))
         started = self.topology("up", "--no-migrate")
         assert started.returncode == 0, f"{started.stdout}\n{started.stderr}\n{self.supervisorctl('status')}"
+        assert self.on_replica("SELECT pg_is_in_recovery()") == [(True,)]
 
     def stop(self) -> None:
-        super().stop()
-        self.replica("stop")
+        super().stop()  # `topology down` stops the replica too
+        assert not (self.replica_data / "postmaster.pid").exists(), "make down left the replica running"
 
     def replica(self, command: str, *args: str) -> None:
         result = subprocess.run([sys.executable, str(ROOT / "deploy" / "replica.py"), command, "--data",

@@ -63,6 +63,8 @@ def test_reads_go_to_the_replica_writers_read_their_writes_and_lag_leaves_it_out
     assert wait_for(lambda: replicated.on_replica(f"SELECT 1 FROM digests_digest WHERE slug = '{slug}'"), 10)
     assert wait_for(lambda: reader.get(f"/digests/{slug}").status_code == 200, 10)
     assert caught_up(replicated), replica_lines(replicated)
+    status = replicated.topology("status")  # `make status`
+    assert "Replica(alias='replica_1', lag_seconds=0.0): OK" in status.stdout, status.stdout
 
     keep_reading(reader, f"/digests/{slug}")
     replicated.on_replica("SELECT pg_wal_replay_pause()")
