@@ -55,6 +55,8 @@ bench-quick:
 # The production topology on this machine (issue 16, docs/deployment.md): Varnish on 127.0.0.1:8080
 # in front of two gunicorn instances, two Celery workers and one beat, under supervisord.
 # DATABASE_URL / REDIS_URL are respected; defaults: local PostgreSQL db "repojournal", Redis db 1.
+# REPLICAS=1 also starts a streaming replica of that PostgreSQL on port 5433 (REPLICA_PORT) and has
+# readers' reads served from it (deploy/replica.py, docs/deployment.md "Read replicas"); `make down` stops it.
 .PHONY: up down status manage
 up: install
 	deploy/services.sh

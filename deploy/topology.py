@@ -211,6 +211,8 @@ def up(prepare: bool = True, migrate: bool = True) -> int:
         print(f"The topology did not become healthy: see {run_dir() / 'logs'}", file=sys.stderr)
         return 1
     print(f"Up: the site is at http://{env['EDGE_LISTEN']}/ (Varnish), apps on {env['APP_PORT_1']} and {env['APP_PORT_2']}.")
+    for port, data in replicas():
+        print(f"A streaming replica on port {port} ({data}) serves readers' reads.")
     return 0
 
 
