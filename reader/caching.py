@@ -143,11 +143,20 @@ def invalidate(**_signal_kwargs) -> None:
     transaction.on_commit(forget_version)
 
 
+#: While this key lives, readers' reads go to the primary, not a read replica (repojournal/replicas.py):
+#: the edge refetches a page right after its purge and keeps it, so it must not be rendered by a
+#: replica that has not replayed the change yet. It lives DATABASE_REPLICA_PIN_SECONDS, longer than
+#: any replica that serves reads is behind.
+CONTENT_CHANGED_KEY = "replica-pin:content-changed"
+
+
 def forget_version() -> None:
     """Drop the version key; an unreachable cache must not fail the write (its pages expire anyway)."""
     LOCAL.reset()
     try:
         cache.delete(VERSION_KEY)
+        if settings.DATABASE_REPLICAS:
+            cache.set(CONTENT_CHANGED_KEY, 1, timeout=settings.DATABASE_REPLICA_PIN_SECONDS)
     except Exception:  # redis-py's ConnectionError, TimeoutError: whatever the backend raises
         logger.warning("Could not invalidate the page cache; pages expire in PAGE_CACHE_SECONDS.", exc_info=True)
 

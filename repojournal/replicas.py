@@ -7,8 +7,10 @@ only when all of these hold:
 - the request is a ``GET``/``HEAD`` a reader or an API client sends: no session cookie (editors
   have one: the admin, previews and the edit bar always read the primary), not under
   ``/admin/`` or ``/health/``, and not from a client that wrote within the last
-  ``DATABASE_REPLICA_MAX_LAG`` + 2 seconds (read-your-writes: a cookie for browsers, a key in
-  the shared cache for API tokens, since an API client may keep no cookies);
+  ``DATABASE_REPLICA_PIN_SECONDS`` (read-your-writes: a cookie for browsers, a key in the
+  shared cache for API tokens, since an API client may keep no cookies), nor within that
+  long after any public change (``reader.caching.CONTENT_CHANGED_KEY``: the edge refetches a
+  purged page at once and keeps it, so it must be rendered from the change);
 - the read is outside a transaction (``transaction.atomic`` reads what it is about to write);
 - some replica replayed everything the primary had written, or is at most
   ``DATABASE_REPLICA_MAX_LAG`` seconds behind, at its last check (each process checks each
@@ -34,6 +36,8 @@ from django.core.cache import cache
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpResponse
 
+from reader.caching import CONTENT_CHANGED_KEY
+
 logger = logging.getLogger(__name__)
 
 PRIMARY = "default"
@@ -41,11 +45,6 @@ PIN_COOKIE = "replica_pin"
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 PRIMARY_ONLY_PREFIXES = ("/admin/", "/health/")
 CHECK_EVERY = 1.0  # seconds between two checks of one replica by one process
-
-
-def pin_seconds() -> float:
-    """How long a client that wrote reads the primary: longer than any replica we route to may lag."""
-    return settings.DATABASE_REPLICA_MAX_LAG + 2 * CHECK_EVERY
 
 
 @dataclass
@@ -199,14 +198,13 @@ def client_key(request) -> str | None:
     return "replica-pin:" + hashlib.sha256(authorization.encode()).hexdigest()
 
 
-def wrote_recently(request) -> bool:
+def pinned_to_primary(request) -> bool:
+    """This client wrote a moment ago, or public content changed a moment ago (one cache round trip)."""
     if PIN_COOKIE in request.COOKIES:
         return True
-    key = client_key(request)
-    if key is None:
-        return False
+    keys = [CONTENT_CHANGED_KEY, *filter(None, [client_key(request)])]
     try:
-        return cache.get(key) is not None
+        return bool(cache.get_many(keys))
     except Exception:  # the cache is away: we cannot tell, so read what was written
         logger.warning("The shared cache is unavailable: %s reads the primary", request.path)
         return True
@@ -216,12 +214,12 @@ def may_lag(request) -> bool:
     return (request.method in SAFE_METHODS
             and settings.SESSION_COOKIE_NAME not in request.COOKIES
             and not request.path.startswith(PRIMARY_ONLY_PREFIXES)
-            and not wrote_recently(request))
+            and not pinned_to_primary(request))
 
 
 def remember_write(request, response) -> None:
-    """This client reads the primary for pin_seconds(): its own writes are there first."""
-    seconds = pin_seconds()
+    """This client reads the primary for settings.DATABASE_REPLICA_PIN_SECONDS: its own writes are there first."""
+    seconds = settings.DATABASE_REPLICA_PIN_SECONDS
     key = client_key(request)
     if key is not None:
         try:

@@ -123,6 +123,9 @@ for _number, _url in enumerate(filter(None, map(str.strip, os.environ.get("DATAB
     DATABASES[f"replica_{_number}"] = _replica
     DATABASE_REPLICAS.append(f"replica_{_number}")
 DATABASE_REPLICA_MAX_LAG = float(os.environ.get("DATABASE_REPLICA_MAX_LAG", "5"))
+# How long a client that wrote, and every reader after a public change, reads the primary: longer than
+# any replica that serves reads can be behind (its lag is checked once a second).
+DATABASE_REPLICA_PIN_SECONDS = DATABASE_REPLICA_MAX_LAG + 2
 if DATABASE_REPLICAS:
     DATABASE_ROUTERS = ["repojournal.replicas.ReplicaRouter"]
     # Just inside DatabaseOutageMiddleware: a replica's error is retried on the primary, not a 503.

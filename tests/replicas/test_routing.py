@@ -11,6 +11,7 @@ from django.db import OperationalError, connections
 from django.http import HttpResponse
 from django.test import RequestFactory
 
+from reader import caching
 from repojournal import replicas
 from tests.faults.stack import ROOT
 
@@ -78,22 +79,40 @@ def test_an_api_client_that_wrote_reads_the_primary_until_replicas_have_its_writ
     replicas.remember_write(write, response)
     assert not replicas.may_lag(read) and replicas.may_lag(other)
     assert replicas.PIN_COOKIE not in response.cookies  # API clients are pinned by token, not by cookie
-    assert replicas.pin_seconds() > settings.DATABASE_REPLICA_MAX_LAG
+    assert settings.DATABASE_REPLICA_PIN_SECONDS > settings.DATABASE_REPLICA_MAX_LAG
 
 
 def test_a_browser_that_wrote_gets_a_short_lived_pin_cookie(settings):
-    settings.DATABASE_REPLICA_MAX_LAG = 5
     response = HttpResponse()
     replicas.remember_write(factory.post("/accounts/sign-in/"), response)
     cookie = response.cookies[replicas.PIN_COOKIE]
-    assert cookie["httponly"] and cookie["max-age"] == int(replicas.pin_seconds()) + 1
+    assert cookie["httponly"] and cookie["max-age"] == int(settings.DATABASE_REPLICA_PIN_SECONDS) + 1
+
+
+def test_after_a_public_change_every_reader_reads_the_primary_for_a_while(settings):
+    """The edge refetches a purged page at once and keeps it: no replica may render it before it has the change."""
+    settings.DATABASE_REPLICAS = ["replica_1"]
+    cache.clear()
+    anonymous = factory.get("/posts/")
+    assert replicas.may_lag(anonymous)
+    caching.forget_version()  # what a public save does, now and on commit
+    assert not replicas.may_lag(anonymous)
+    cache.delete(caching.CONTENT_CHANGED_KEY)  # what its expiry does
+    assert replicas.may_lag(anonymous)
+
+
+def test_without_replicas_a_public_change_pins_nothing(settings):
+    settings.DATABASE_REPLICAS = []
+    cache.clear()
+    caching.forget_version()
+    assert cache.get(caching.CONTENT_CHANGED_KEY) is None
 
 
 def test_with_the_shared_cache_away_a_token_client_reads_the_primary(monkeypatch):
     def unavailable(*args, **kwargs):
         raise ConnectionError("redis is restarting")
 
-    monkeypatch.setattr(cache, "get", unavailable)
+    monkeypatch.setattr(cache, "get_many", unavailable)
     assert not replicas.may_lag(factory.get("/api/v1/digests/", HTTP_AUTHORIZATION="Bearer rj_reader"))
 
 
