@@ -93,11 +93,20 @@ def backup(directory: Path | None = None) -> Path:
         raise
 
 
+def sqlite_copy(source_path: Path, target_path: Path) -> None:
+    """SQLite's online backup (consistent while the site writes); both connections closed after."""
+    source, target = sqlite3.connect(source_path), sqlite3.connect(target_path)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+
+
 def _dump_database(url: str, into: Path) -> str:
     if is_sqlite(url):
         target = into / "database.sqlite3"
-        with sqlite3.connect(sqlite_path(url)) as source, sqlite3.connect(target) as copy:
-            source.backup(copy)
+        sqlite_copy(sqlite_path(url), target)
         return target.name
     target = into / "database.dump"
     _run(["pg_dump", "--format=custom", "--no-owner", "--no-privileges", f"--file={target}", f"--dbname={url}"])
@@ -154,8 +163,7 @@ def restore(source: Path, *, force: bool = False) -> dict:
 def _restore_sqlite(dump: Path, target: Path, force: bool) -> None:
     if target.exists() and target.stat().st_size and not force:
         raise BackupError(f"{target} already exists; restore over it with FORCE=1 (make) or --force.")
-    with sqlite3.connect(dump) as source, sqlite3.connect(target) as copy:
-        source.backup(copy)
+    sqlite_copy(dump, target)
 
 
 def _restore_postgresql(dump: Path, url: str, force: bool) -> None:
