@@ -52,6 +52,7 @@ class Route:
     """One request's routing: may its reads lag, and which replicas did they use."""
 
     may_lag: bool = True
+    alias: str | None = None  # the database its lagging reads go to, chosen at the first
     used: set[str] = field(default_factory=set)
     failed: bool = False
 
@@ -172,11 +173,11 @@ class ReplicaRouter:
         route = _route.get()
         if route is None or not route.may_lag or connections[PRIMARY].in_atomic_block:
             return PRIMARY
-        alias = health.choose()
-        if alias is None:
-            return PRIMARY
-        route.used.add(alias)
-        return alias
+        if route.alias is None:  # chosen once: a request's reads see one database's snapshot
+            route.alias = health.choose() or PRIMARY
+            if route.alias != PRIMARY:
+                route.used.add(route.alias)
+        return route.alias
 
     def db_for_write(self, model, **hints):
         return PRIMARY
@@ -256,7 +257,7 @@ class ReplicaRoutingMiddleware:
                     health.leave_out(alias)
                 logger.warning("%s %s: a replica failed (%s); answered from the primary",
                                request.method, request.path, ", ".join(sorted(route.used)))
-                route.may_lag = False
+                route.may_lag, route.alias = False, PRIMARY
                 response = self.get_response(request)
             return response
         finally:

@@ -147,20 +147,24 @@ def test_the_router_reads_a_current_replica_only_for_a_request_that_may_lag(two_
     try:
         assert router.db_for_read(None) == "replica_1"  # replica_2 is 9 s behind
         assert route.used == {"replica_1"}
+        two_replicas.lags["replica_1"] = 20.0
+        two_replicas.checked_at.clear()
+        assert router.db_for_read(None) == "replica_1"  # chosen once per request: one snapshot
         connections["default"].in_atomic_block = True  # inside transaction.atomic()
         try:
             assert router.db_for_read(None) == "default"
         finally:
             connections["default"].in_atomic_block = False
-        two_replicas.lags["replica_1"] = None  # down
-        two_replicas.checked_at.clear()
-        assert router.db_for_read(None) == "default"
-        route.may_lag = False
-        two_replicas.lags["replica_1"] = 0.0
-        two_replicas.checked_at.clear()
-        assert router.db_for_read(None) == "default"
     finally:
         replicas._route.reset(token)
+    for lag, may_lag in ((None, True), (0.0, False)):  # down; a request that may not lag
+        two_replicas.lags["replica_1"] = lag
+        two_replicas.checked_at.clear()
+        token = replicas._route.set(replicas.Route(may_lag=may_lag))
+        try:
+            assert router.db_for_read(None) == "default"
+        finally:
+            replicas._route.reset(token)
     assert router.db_for_write(None) == "default"
     assert router.allow_migrate("default", "blog") and not router.allow_migrate("replica_1", "blog")
 
