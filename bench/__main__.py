@@ -27,6 +27,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="Only the edge phase (Varnish + two app instances), printed as JSON.")
     parser.add_argument("--edge-publishes", type=int, help="Publishes timed in the edge phase (default 50).")
     parser.add_argument("--edge-failover-seconds", type=float, help="Load while one instance is killed (default 30).")
+    parser.add_argument("--only-replicas", action="store_true",
+                        help="Only the read-replica phase (a streaming replica + two topologies), printed as JSON.")
+    parser.add_argument("--replica-deliveries", type=int, help="Webhook deliveries in the replica lag burst (1,000).")
+    parser.add_argument("--replica-writes", type=int, help="Write-then-read loops of the read-your-writes check (300).")
     parser.add_argument("--output", type=Path, help="Where to write results JSON.")
     parser.add_argument("--docs", type=Path, help="Markdown file to update (default docs/benchmarks.md; not in quick).")
     return parser.parse_args(argv)
@@ -39,7 +43,8 @@ def configure(args: argparse.Namespace):
     config = QUICK if args.quick else Config()
     overrides = {"scale": args.scale, "rounds": args.rounds, "seconds": args.seconds,
                  "warmup_seconds": args.warmup, "edge_publishes": args.edge_publishes,
-                 "edge_failover_seconds": args.edge_failover_seconds}
+                 "edge_failover_seconds": args.edge_failover_seconds,
+                 "replica_deliveries": args.replica_deliveries, "replica_writes": args.replica_writes}
     for name, value in overrides.items():
         if value is not None:
             setattr(config, name, value)
@@ -73,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         edge = run_edge_only(config)
         print(json.dumps(edge, indent=1))
         return refuse_failed_edits(report.failed_edits({"checks": report.edge_checks(edge)}))
+    if args.only_replicas:
+        from .run import run_replicas_only
+
+        replicas = run_replicas_only(config)
+        print(json.dumps(replicas, indent=1))
+        return refuse_violations(report.replica_violations({"checks": report.replica_checks(replicas)}))
     results = report.build(run(config), quick=args.quick)
     default_output = Path(tempfile.gettempdir()) / "repojournal-bench-quick.json" if args.quick else (
         BENCH_DIR / "results.json")
@@ -84,13 +95,20 @@ def main(argv: list[str] | None = None) -> int:
         report.write_docs(results, docs)
         print(f"docs: {docs}")
     print(report.table(results))
-    return refuse_failed_edits(report.failed_edits(results))
+    return refuse_failed_edits(report.failed_edits(results)) | refuse_violations(report.replica_violations(results))
 
 
 def refuse_failed_edits(failures: list[str]) -> int:
     """1 when an edge edit failed: the phase's hit ratio was then measured with fewer purges than it claims."""
     for failure in failures:
         print(f"bench: the edge phase failed: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def refuse_violations(failures: list[str]) -> int:
+    """1 when a client that wrote read an older version than it wrote (or its writes failed): the routing is wrong."""
+    for failure in failures:
+        print(f"bench: the read-replica phase failed: {failure}", file=sys.stderr)
     return 1 if failures else 0
 
 

@@ -134,6 +134,31 @@ def edge_checks(edge: dict | None) -> list[dict]:
     ]
 
 
+#: The read-replica phase's checks that make the run fail: a client read an older version than it wrote.
+REPLICA_FAILURES = ("replicas: read-your-writes violations", "replicas: writes answered 200")
+
+
+def replica_checks(replicas: dict | None) -> list[dict]:
+    """The read-replica phase judged: no read-your-writes violation (every write answered, so the loop ran),
+    and the replica served each load's "with" rounds (at least one table scan there per request): only the
+    first two fail the run."""
+    if not replicas or "skipped" in replicas:
+        return []
+    ryw = replicas["read_your_writes"]
+    writes, failed = ryw["writes"], ryw["failed_writes"]
+    return [
+        _check(REPLICA_FAILURES[0], ryw["violations"], "0", writes > 0 and ryw["violations"] == 0),
+        _check(REPLICA_FAILURES[1], f"{writes - failed}/{writes}", "all", writes > 0 and failed == 0),
+    ] + [_check(f"replicas: {t['name']} read on the replica (its table scans per request)",
+                t["replica_scans_per_request"], ">= 1", t["replica_scans_per_request"] >= 1)
+         for t in replicas["throughput"]["targets"]]
+
+
+def replica_violations(results: dict) -> list[str]:
+    """Why the read-replica phase failed (a write not read back, a write refused), or nothing."""
+    return [f"{c['check']}: {c['value']}" for c in results["checks"] if c["check"] in REPLICA_FAILURES and not c["ok"]]
+
+
 def failed_edits(results: dict) -> list[str]:
     """Why the edge phase's measurement cannot be trusted (its edits' failures), or nothing."""
     return [f"{c['check']}: {c['value']}" for c in results["checks"] if c["check"] == "edge: edits answered 200"
@@ -154,8 +179,9 @@ def build(raw: dict, *, quick: bool) -> dict:
                                     "generation_seconds": smaller["generation_seconds"],
                                     "targets": smaller["targets"]},
         "ingestion": raw["ingestion"],
-        "checks": checks(main["targets"], raw["ingestion"]) + edge_checks(raw.get("edge")),
-        "edge": raw.get("edge"),
+        "checks": checks(main["targets"], raw["ingestion"]) + edge_checks(raw.get("edge"))
+        + replica_checks(raw.get("replicas")),
+        "edge": raw.get("edge"), "replicas": raw.get("replicas"),
     }
 
 
@@ -197,6 +223,7 @@ def generated_section(results: dict, chart_name: str) -> str:
         "**Ingestion:** " + ", ".join(f"{kind}: {value}" for kind, value in ingestion.items()),
         "**Generation (seconds):** " + ", ".join(f"{k} {v}" for k, v in results["generation_seconds"].items()),
         "**Edge (Varnish, bench/edge.py):** " + edge_text(results.get("edge")),
+        "**Read replicas (bench/replicas.py):** " + replicas_text(results.get("replicas")),
         "### The issue's targets, judged on this run\n\n" + checks_table(results),
     ])
 
@@ -225,6 +252,32 @@ def edge_text(edge: dict | None) -> str:
             f"{publish['publishes']} (≤ 2 s); hit ratio {ratio['hit_ratio']:.1%} with {ratio['edits']} edits in "
             f"{ratio['seconds']} s, {ratio['failed_edits']} failed (≥ 95%, none failed); {failover['failed']} failed "
             f"of {failover['requests']} requests with one instance killed during {failover['seconds']} s (0).")
+
+
+def replicas_text(replicas: dict | None) -> str:
+    """The read-replica phase: reads and searches per second without and with the replica (a table), the lag
+    during the webhook burst, read-your-writes."""
+    if not replicas or "skipped" in replicas:
+        return f"skipped ({(replicas or {}).get('skipped', 'not run')})."
+    loads, lag, ryw = replicas["throughput"], replicas["lag_during_burst"], replicas["read_your_writes"]
+    lines = [f"both app instances loaded at once, {loads['rounds']} alternating rounds × {loads['seconds']} s.", "",
+             "| req/s (p99 ms) | without the replica | with it | change | table scans on the replica per request |",
+             "|---|---:|---:|---:|---:|"]
+    lines += [f"| {t['name']} | {t['without_rps']} ({t['p99_ms']['without']}) | {t['with_rps']} ({t['p99_ms']['with']}) "
+              f"| {_percent(t['change'])} | {t['replica_scans_per_request']} |" for t in loads["targets"]]
+    caught_up = lag["caught_up_after_processing_s"]
+    answers = ", ".join(f"{count} × {status}" for status, count in lag["statuses"].items())
+    lines += ["", f"Lag during a burst of {lag['deliveries']:,} signed webhook deliveries (answered {answers} in "
+              f"{lag['posting_seconds']} s; {lag['processed']} processed {lag['processed_seconds']} s after the first "
+              f"was posted): max {lag['max_lag_s']} s, p95 {lag['p95_lag_s']} s, max {lag['max_lag_bytes']:,} bytes "
+              f"over {lag['samples']} samples, {lag['samples_over_max_lag']} over DATABASE_REPLICA_MAX_LAG "
+              f"({lag['max_lag_setting_s']} s); caught up "
+              + (f"{caught_up} s after the last was processed." if caught_up is not None else "**not** within 120 s.")
+              + f" Read-your-writes: **{ryw['violations']} violations** in {ryw['writes']} PUT-then-GET loops "
+              f"({ryw['failed_writes']} writes failed; 0 and 0 required); a client that never wrote read the older "
+              f"version after {ryw['other_client_saw_older']} of them ({ryw['replica_scans']:,} table scans on the "
+              "replica meanwhile)."]
+    return "\n".join(lines)
 
 
 def write_docs(results: dict, path: Path) -> None:

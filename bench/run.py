@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.core.management import call_command
 
-from . import edge, hit_ratio, ingest, load
+from . import edge, hit_ratio, ingest, load, replicas
 from .generate import Generator, Scale
 from .targets import Target, build_targets, check, count_queries, phase_settings
 
@@ -31,6 +31,8 @@ class Config:
     deliveries: int = 500
     edge_publishes: int = 50
     edge_failover_seconds: float = 30
+    replica_deliveries: int = 1000
+    replica_writes: int = 300
 
 
 CACHED_KINDS = ("page", "feed", "baseline")
@@ -38,7 +40,7 @@ CACHED_KINDS = ("page", "feed", "baseline")
 #: on with PAGE_CACHE_LOCAL_SECONDS=0 (Redis on every request).
 PHASES = ("cold", "warm", "warm-redis")
 QUICK = Config(scale=0.002, rounds=2, seconds=1, warmup_seconds=0, listing_items=200, deliveries=20, edge_publishes=5,
-               edge_failover_seconds=5)
+               edge_failover_seconds=5, replica_deliveries=100, replica_writes=30)
 
 
 def log(message: str) -> None:
@@ -130,7 +132,10 @@ def run(config: Config) -> dict:
     ingest.cleanup()
     log("edge")
     measured_edge = measure_edge(config)
-    return {"scales": scales, "ingestion": ingestion, "edge": measured_edge, "config": config.__dict__}
+    log("read replicas")
+    measured_replicas = measure_replicas(config)
+    return {"scales": scales, "ingestion": ingestion, "edge": measured_edge, "replicas": measured_replicas,
+            "config": config.__dict__}
 
 
 def measure_edge(config: Config) -> dict:
@@ -144,3 +149,16 @@ def run_edge_only(config: Config) -> dict:
     call_command("migrate", interactive=False, verbosity=0)
     Generator(Scale().times(config.scale)).run()
     return measure_edge(config)
+
+
+def measure_replicas(config: Config) -> dict:
+    """The read-replica phase (bench/replicas.py) over the data generated last."""
+    return replicas.measure(config.rounds, config.seconds, config.warmup_seconds, config.replica_deliveries,
+                            config.replica_writes)
+
+
+def run_replicas_only(config: Config) -> dict:
+    """`--only-replicas`: generate at the configured scale, then only the read-replica phase."""
+    call_command("migrate", interactive=False, verbosity=0)
+    Generator(Scale().times(config.scale)).run()
+    return measure_replicas(config)
