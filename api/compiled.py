@@ -17,7 +17,7 @@ repositories), so the shape of their SQL depends on the data.
 """
 import datetime
 
-from django.db import connection, connections
+from django.db import connection, connections, router
 from django.utils import timezone
 
 from publishing.compiled import load_timestamps_natively
@@ -61,7 +61,7 @@ def paginate_unfiltered(request, model, params: pagination.ListParams, *, fields
         for index, (key, value) in enumerate(zip(keys, after)):
             values[("after", index)] = _prepared(model, key, value)
     bound = [values[slot] if slot else param for slot, param in slots]
-    with connection.cursor() as cursor:
+    with connections[router.db_for_read(model)].cursor() as cursor:  # a replica for readers (repojournal/replicas.py)
         load_timestamps_natively(cursor)
         cursor.execute(sql, bound)
         rows = _rows(names, converters, cursor.fetchall())

@@ -19,7 +19,7 @@ import contextlib
 import datetime
 import itertools
 
-from django.db import DEFAULT_DB_ALIAS, connections, models
+from django.db import DEFAULT_DB_ALIAS, connections, models, router
 from django.db.models.query import NamedValuesListIterable, ValuesListIterable, get_related_populators
 from django.db.models.utils import create_namedtuple_class
 from django.http import Http404
@@ -72,8 +72,13 @@ class Statement:
         self.custom_plans = custom_plans
         self._compiled = {}
 
-    def fetch(self, using: str = DEFAULT_DB_ALIAS, **values) -> list:
-        """The queryset's rows for these values -- model instances, or tuples for a ``values_list()`` -- in one query."""
+    def fetch(self, using: str | None = None, **values) -> list:
+        """The queryset's rows for these values -- model instances, or tuples for a ``values_list()`` -- in one query.
+
+        Without `using`, the database the routers choose for the model's reads (a read replica for
+        a reader's request, repojournal/replicas.py), as the ORM's queryset would read.
+        """
+        using = using or self._read_alias()
         key = (using, timezone.get_current_timezone_name())
         if key not in self._compiled:
             self._compiled[key] = self._compile(using)
@@ -102,8 +107,9 @@ class Statement:
             instances.append(instance)
         return instances
 
-    def get_or_404(self, using: str = DEFAULT_DB_ALIAS, **values):
+    def get_or_404(self, using: str | None = None, **values):
         """The one row for these values, or Http404 (``get_object_or_404`` on the compiled queryset)."""
+        using = using or self._read_alias()
         rows = self.fetch(using, **values)
         if len(rows) == 1:
             return rows[0]
@@ -111,6 +117,12 @@ class Statement:
         if not rows:
             raise Http404(f"No {model._meta.object_name} matches the given query.")
         raise model.MultipleObjectsReturned(f"get() returned more than one {model._meta.object_name} -- it returned {len(rows)}!")
+
+    def _read_alias(self) -> str:
+        key = (DEFAULT_DB_ALIAS, timezone.get_current_timezone_name())
+        if key not in self._compiled:
+            self._compiled[key] = self._compile(DEFAULT_DB_ALIAS)
+        return router.db_for_read(self._compiled[key][2])
 
     def _compile(self, using: str):
         """(SQL, [(value name or None, parameter)], model, attnames, converters, related populators,

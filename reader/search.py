@@ -47,7 +47,7 @@ import html
 from urllib.parse import quote
 from dataclasses import dataclass, field
 
-from django.db import connection
+from django.db import connection, connections, router
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import conditional_escape
@@ -216,7 +216,7 @@ def _search_postgres(query: str) -> Results:
     sql = _statement(tuple(CANDIDATES_PER_KIND.items()))
     params = {"query": query, "now": timezone.now(), "published": Status.PUBLISHED.value,
               "results": RESULTS_PER_KIND, "source_chars": SNIPPET_SOURCE_CHARS}
-    with connection.cursor() as cursor:
+    with connections[router.db_for_read(Post)].cursor() as cursor:  # a replica for readers (repojournal/replicas.py)
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     rows.sort(key=lambda row: (-row[2], -row[1]))  # rank, then newest id, within each kind

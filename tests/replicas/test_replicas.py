@@ -77,8 +77,11 @@ def test_reads_go_to_the_replica_writers_read_their_writes_and_lag_leaves_it_out
             mine = writer.get(f"/digests/{slug}")
             assert mine.json()["headline"] == "Float8 by default"
             assert mine.headers["ETag"] == put.headers["ETag"]
-        # Another client, which wrote nothing, reads the replica: the version before the PUT.
+        # Another client, which wrote nothing, reads the replica: the version before the PUT -- through
+        # the ORM (the detail) and through the compiled list statement (api/compiled.py) alike.
         assert reader.get(f"/digests/{slug}").json()["headline"] == "Float8 lands"
+        assert [item["headline"] for item in reader.get("/digests/").json()["items"]] == ["Float8 lands"]
+        assert [item["headline"] for item in writer.get("/digests/").json()["items"]] == ["Float8 by default"]
         assert api(replicated, None).get("/digests/").status_code == 200
         # An editor's browser session reads the primary: the admin shows the new headline at once.
         browser = sign_in(replicated)
