@@ -122,6 +122,27 @@ def test_the_edge_is_measured_or_skipped_with_a_reason(quick_run):
     assert edge["failover"]["requests"] > 0 and edge["failover"]["failed"] == 0
 
 
+def test_read_replicas_are_measured_or_skipped_with_a_reason(quick_run):
+    """Issue 29: reads per second with and without a replica (which served them), lag in a burst, and
+    read-your-writes through the edge with no violation."""
+    results, docs = quick_run
+    replicas = results["replicas"]
+    assert "**Read replicas (bench/replicas.py):**" in docs.read_text()
+    if "skipped" in replicas:  # no varnishd, no local PostgreSQL or pg_basebackup: the reason is written down
+        assert replicas["skipped"]
+        return
+    targets = {target["name"]: target for target in replicas["throughput"]["targets"]}
+    assert set(targets) == {"token API lists", "token API details and filtered lists", "searches"}
+    for target in targets.values():
+        assert target["without_rps"] > 0 and target["with_rps"] > 0 and target["errors"] == 0
+        assert target["replica_scans_per_request"] >= 1, target  # the replica served them
+    burst = replicas["lag_during_burst"]
+    assert burst["processed"] == burst["deliveries"] > 0 and burst["samples"] > 0
+    assert burst["max_lag_s"] >= 0 and burst["caught_up_after_processing_s"] is not None
+    ryw = replicas["read_your_writes"]
+    assert ryw["writes"] > 0 and ryw["failed_writes"] == 0 and ryw["violations"] == 0
+
+
 def test_the_newsroom_is_reported_beside_the_reader_pages_with_its_scale_and_query_checks(quick_run):
     """Issue 26: the admin's front page, signed in as a Publisher, as a ratio to the baseline at both scales."""
     results, docs = quick_run
