@@ -140,8 +140,9 @@ REPLICA_FAILURES = ("replicas: read-your-writes violations", "replicas: writes a
 
 def replica_checks(replicas: dict | None) -> list[dict]:
     """The read-replica phase judged: no read-your-writes violation (every write answered, so the loop ran),
-    and the replica served each load's "with" rounds (at least one table scan there per request): only the
-    first two fail the run."""
+    and the replica served each load's "with" rounds (table scans there: more than none -- PostgreSQL's
+    backends publish their counts at most once a second, so a short run under-counts; before the compiled
+    statements followed the router, the lists' count was exactly 0): only the first two fail the run."""
     if not replicas or "skipped" in replicas:
         return []
     ryw = replicas["read_your_writes"]
@@ -150,7 +151,7 @@ def replica_checks(replicas: dict | None) -> list[dict]:
         _check(REPLICA_FAILURES[0], ryw["violations"], "0", writes > 0 and ryw["violations"] == 0),
         _check(REPLICA_FAILURES[1], f"{writes - failed}/{writes}", "all", writes > 0 and failed == 0),
     ] + [_check(f"replicas: {t['name']} read on the replica (its table scans per request)",
-                t["replica_scans_per_request"], ">= 1", t["replica_scans_per_request"] >= 1)
+                t["replica_scans_per_request"], "> 0", t["replica_scans_per_request"] > 0)
          for t in replicas["throughput"]["targets"]]
 
 

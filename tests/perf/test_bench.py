@@ -135,7 +135,9 @@ def test_read_replicas_are_measured_or_skipped_with_a_reason(quick_run):
     assert set(targets) == {"token API lists", "token API details and filtered lists", "searches"}
     for target in targets.values():
         assert target["without_rps"] > 0 and target["with_rps"] > 0 and target["errors"] == 0
-        assert target["replica_scans_per_request"] >= 1, target  # the replica served them
+        # The replica served them. More than none, not one a request: backends publish their table counts
+        # at most once a second, so the quick run's one-second loads under-count (0.72 a list request seen).
+        assert target["replica_scans_per_request"] > 0, target
     burst = replicas["lag_during_burst"]
     assert burst["processed"] == burst["deliveries"] > 0 and burst["samples"] > 0
     assert burst["max_lag_s"] >= 0 and burst["caught_up_after_processing_s"] is not None
