@@ -79,10 +79,7 @@ class Statement:
         a reader's request, repojournal/replicas.py), as the ORM's queryset would read.
         """
         using = using or self._read_alias()
-        key = (using, timezone.get_current_timezone_name())
-        if key not in self._compiled:
-            self._compiled[key] = self._compile(using)
-        sql, slots, model, init_list, converters, related, row_class, annotations = self._compiled[key]
+        sql, slots, model, init_list, converters, related, row_class, annotations = self._compiled_for(using)
         connection = connections[using]
         prepared = {name: self.fields[name].get_db_prep_value(value, connection) for name, value in values.items()}
         with connection.cursor() as cursor, planned_per_run(connection, self.custom_plans):
@@ -113,16 +110,20 @@ class Statement:
         rows = self.fetch(using, **values)
         if len(rows) == 1:
             return rows[0]
-        model = self._compiled[(using, timezone.get_current_timezone_name())][2]
+        model = self._compiled_for(using)[2]
         if not rows:
             raise Http404(f"No {model._meta.object_name} matches the given query.")
         raise model.MultipleObjectsReturned(f"get() returned more than one {model._meta.object_name} -- it returned {len(rows)}!")
 
     def _read_alias(self) -> str:
-        key = (DEFAULT_DB_ALIAS, timezone.get_current_timezone_name())
+        return router.db_for_read(self._compiled_for(DEFAULT_DB_ALIAS)[2])
+
+    def _compiled_for(self, using: str) -> tuple:
+        """`_compile`'s answer for this database and the current time zone, compiled once."""
+        key = (using, timezone.get_current_timezone_name())
         if key not in self._compiled:
-            self._compiled[key] = self._compile(DEFAULT_DB_ALIAS)
-        return router.db_for_read(self._compiled[key][2])
+            self._compiled[key] = self._compile(using)
+        return self._compiled[key]
 
     def _compile(self, using: str):
         """(SQL, [(value name or None, parameter)], model, attnames, converters, related populators,

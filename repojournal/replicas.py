@@ -29,7 +29,7 @@ import random
 import time
 from collections import deque
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
@@ -53,8 +53,12 @@ class Route:
 
     may_lag: bool = True
     alias: str | None = None  # the database its lagging reads go to, chosen at the first
-    used: set[str] = field(default_factory=set)
     failed: bool = False
+
+    @property
+    def replica(self) -> str | None:
+        """The replica its reads went to, if any."""
+        return self.alias if self.alias not in (None, PRIMARY) else None
 
 
 _route: ContextVar[Route | None] = ContextVar("replica_route", default=None)
@@ -175,8 +179,6 @@ class ReplicaRouter:
             return PRIMARY
         if route.alias is None:  # chosen once: a request's reads see one database's snapshot
             route.alias = health.choose() or PRIMARY
-            if route.alias != PRIMARY:
-                route.used.add(route.alias)
         return route.alias
 
     def db_for_write(self, model, **hints):
@@ -253,10 +255,9 @@ class ReplicaRoutingMiddleware:
         try:
             response = self.get_response(request)
             if route.failed:
-                for alias in route.used:
-                    health.leave_out(alias)
-                logger.warning("%s %s: a replica failed (%s); answered from the primary",
-                               request.method, request.path, ", ".join(sorted(route.used)))
+                health.leave_out(route.replica)
+                logger.warning("%s %s: replica %s failed; answered from the primary",
+                               request.method, request.path, route.replica)
                 route.may_lag, route.alias = False, PRIMARY
                 response = self.get_response(request)
             return response
@@ -265,9 +266,8 @@ class ReplicaRoutingMiddleware:
 
     def process_exception(self, request, exception):
         route = _route.get()
-        if route is None or not route.used or not isinstance(exception, (OperationalError, InterfaceError)):
+        # Not a replica's request (the retry on the primary included): DatabaseOutageMiddleware's 503.
+        if route is None or route.replica is None or not isinstance(exception, (OperationalError, InterfaceError)):
             return None
-        if route.may_lag is False:
-            return None  # the retry on the primary failed too: DatabaseOutageMiddleware's 503
         route.failed = True
         return HttpResponse(status=503)  # only the inner middleware sees it: __call__ answers again

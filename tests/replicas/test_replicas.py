@@ -175,4 +175,4 @@ def test_stopping_the_replica_under_load_through_the_edge_costs_no_reader_an_err
     assert len(answers) > 100 and set(answers) == {200}
     worker_log = "\n".join(replicated.log_path(name).read_text(errors="replace") for name in ("app1", "app2")
                            if replicated.log_path(name).exists())
-    assert re.search(r"replica_1 is left out|a replica failed", worker_log), "no app process noticed the stop"
+    assert re.search(r"replica_1 is left out|replica replica_1 failed", worker_log), "no app process noticed the stop"
