@@ -24,7 +24,8 @@ urlpatterns = [
     path("health/", health.everything_view(), name="health"),  # every dependency: monitoring, make status
     path("webhooks/", include("ingestion.urls")),
     path("media/", include("images.urls")),  # renditions on this machine's disk (MEDIA_URL); images/views.py
-    path("edit-bar/", include("editbar.urls")),  # staff only: the edit bar's purge (editbar/)
+    path("edit-bar/", include("editbar.urls")),
+    path("newsletters/", include("newsletters.urls")),  # sign-up, confirm, manage, unsubscribe (never cached)  # staff only: the edit bar's purge (editbar/)
     path("", include("digests.urls")),
     path("", include("blog.urls")),
 ]

@@ -53,6 +53,8 @@ INSTALLED_APPS = [
     "outbound",
     "newsroom",
     "editbar",  # the staff edit bar on public pages (issue 26)
+    "newsletters",  # readers following by email (issue 27)
+    "anymail",
 ]
 
 MIDDLEWARE = [
@@ -158,6 +160,7 @@ LOGIN_URL = "admin:login"
 # --- Images (issue 26, images/; docs/deployment.md "Images"): storages, limits, the S3 bucket ---
 from .images import *  # noqa: E402, F403
 from .images import images_origin  # noqa: E402
+from .newsletters import *  # noqa: E402, F403
 
 # Redis is both the cache and the Celery broker. Without it the cache is local
 # memory and Celery runs every task inline, so the site works with no services.
@@ -238,6 +241,9 @@ CELERY_BEAT_SCHEDULE = {
                                    "options": {"expires": 60.0}},
     # Retention (newsroom.retention, docs/operations.md "Retention"): tables that only grow, pruned.
     "newsroom-prune": {"task": "newsroom.tasks.prune", "schedule": 3600.0, "options": {"expires": 3600.0}},
+    # Newsletters (issue 27): items published without a message, leases a killed worker held, due sends.
+    "newsletters-sweep": {"task": "newsletters.tasks.sweep_newsletters", "schedule": NEWSLETTERS_SWEEP_SECONDS,  # noqa: F405
+                          "options": {"expires": NEWSLETTERS_SWEEP_SECONDS}},  # noqa: F405
 }
 
 # Retention, in days (newsroom.retention): rows older than this that no open problem needs are pruned.

@@ -1,0 +1,170 @@
+"""Readers following by email: who, what they follow, what was mailed to whom.
+
+A `Subscriber` is one normalised address and its consent (pending until the confirmation link is
+used: double opt-in). A `Subscription` is one thing they follow — The Wire, the blog, a topic, a
+repository, a tag or an author — and how: each item as it is published, or a daily summary.
+A `Suppression` is an address never mailed again (a hard bounce, a spam complaint), kept even when
+the subscriber's data is deleted.
+
+A `Message` is one published post or digest as an email (written once per item: the unique
+constraints are what make "one email per item" hold across processes). A `Delivery` is that
+message on its way to one subscriber — one row per (message, subscriber), whatever number of their
+subscriptions match — and is what makes sending durable: its state and ``next_attempt_at`` live in
+the database, a worker holds a batch under a lease (``leased_until``), and the beat sweep hands
+back what a killed worker held. A daily-summary delivery waits as ``held`` until its ``due_at``.
+"""
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(16)
+
+
+class Subscriber(models.Model):
+    class State(models.TextChoices):
+        PENDING = "pending", "pending confirmation"
+        CONFIRMED = "confirmed"
+        UNSUBSCRIBED = "unsubscribed"
+
+    class Consent(models.TextChoices):
+        FORM = "form", "signed up on the site"
+        IMPORTED = "imported", "imported; confirmation sent"
+        IMPORTED_WITH_CONSENT = "imported_consent", "imported with consent stated by the importer"
+
+    email = models.EmailField(unique=True, help_text="Normalised (email-validator): domain lower-cased, Unicode NFC.")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
+    consent = models.CharField(max_length=16, choices=Consent.choices, default=Consent.FORM)
+    created_at = models.DateTimeField(auto_now_add=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    unsubscribed_at = models.DateTimeField(null=True, blank=True)
+    confirmation_sent_at = models.DateTimeField(null=True, blank=True)
+    confirm_key = models.CharField(
+        max_length=40, blank=True, default=new_key, editable=False,
+        help_text="In the confirmation link; emptied once used, so each link confirms once.",
+    )
+    manage_key = models.CharField(
+        max_length=40, default=new_key, editable=False,
+        help_text="In every email's manage and unsubscribe links; a new one makes the old links stop working.",
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Subscription(models.Model):
+    class Kind(models.TextChoices):
+        WIRE = "wire", "The Wire"
+        BLOG = "blog", "the blog"
+        TOPIC = "topic"
+        REPOSITORY = "repository"
+        TAG = "tag"
+        AUTHOR = "author"
+
+    class Cadence(models.TextChoices):
+        IMMEDIATE = "immediate", "each item as it is published"
+        DAILY = "daily", "a daily summary"
+
+    subscriber = models.ForeignKey(Subscriber, related_name="subscriptions", on_delete=models.CASCADE)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    target = models.CharField(
+        max_length=200, blank=True,
+        help_text="The topic's or tag's or author's slug, the repository's owner/name; empty for The Wire and the blog.",
+    )
+    cadence = models.CharField(max_length=16, choices=Cadence.choices, default=Cadence.IMMEDIATE)
+    daily_at = models.TimeField(
+        default="08:00", help_text="When the daily summary is sent (in NEWSLETTERS_TIME_ZONE).",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subscriber", "kind", "target"], name="one_subscription_per_target")]
+        indexes = [models.Index(fields=["kind", "target"], name="newsletters_follow_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.target}".strip()
+
+
+class Suppression(models.Model):
+    class Reason(models.TextChoices):
+        BOUNCED = "bounced", "hard bounce"
+        COMPLAINED = "complained", "spam complaint"
+        REJECTED = "rejected", "refused by the provider"
+        MANUAL = "manual", "added by an editor"
+
+    email = models.EmailField(unique=True)
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    detail = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Message(models.Model):
+    """One published item as an email. Exactly one of ``post_id``/``digest_id`` is set, unless ``is_test``."""
+
+    post = models.OneToOneField("blog.Post", null=True, blank=True, related_name="+", on_delete=models.SET_NULL)
+    digest = models.OneToOneField("digests.Digest", null=True, blank=True, related_name="+", on_delete=models.SET_NULL)
+    subject = models.CharField(max_length=300)
+    url = models.URLField(max_length=500, help_text="The item's page.")
+    created_at = models.DateTimeField(default=timezone.now)
+    fanned_out_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a delivery was written for every subscriber following the item.",
+    )
+    is_test = models.BooleanField(default=False)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, related_name="+", on_delete=models.SET_NULL,
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.subject
+
+
+class Delivery(models.Model):
+    class State(models.TextChoices):
+        HELD = "held", "held for a daily summary"
+        QUEUED = "queued"
+        SENDING = "sending"
+        SENT = "sent"
+        FAILED = "failed"
+        BOUNCED = "bounced"
+        SUPPRESSED = "suppressed", "not sent: address suppressed or unsubscribed"
+
+    message = models.ForeignKey(Message, related_name="deliveries", on_delete=models.CASCADE)
+    subscriber = models.ForeignKey(Subscriber, null=True, blank=True, related_name="deliveries", on_delete=models.CASCADE)
+    email = models.EmailField(help_text="Where it went (tests to an editor have no subscriber).")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.QUEUED)
+    due_at = models.DateTimeField(default=timezone.now, help_text="Not sent before this (a daily summary's time).")
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    leased_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    smtp_id = models.CharField(max_length=300, blank=True, help_text="The Message-ID header sent.")
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["message", "subscriber"], name="one_delivery_per_subscriber",
+                condition=models.Q(subscriber__isnull=False),
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["state", "next_attempt_at"], name="newsletters_due_idx",
+                         condition=models.Q(state__in=["queued", "sending", "held"])),
+            models.Index(fields=["message", "state"], name="newsletters_progress_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.message} → {self.email}"
