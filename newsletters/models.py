@@ -41,6 +41,9 @@ class Subscriber(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     unsubscribed_at = models.DateTimeField(null=True, blank=True)
+    confirmation_requested_at = models.DateTimeField(
+        null=True, blank=True, help_text="A confirmation email is owed since then (sent once; the sweep sends it if a worker died).",
+    )
     confirmation_sent_at = models.DateTimeField(null=True, blank=True)
     confirm_key = models.CharField(
         max_length=40, blank=True, default=new_key, editable=False,
@@ -110,8 +113,8 @@ class Suppression(models.Model):
 class Message(models.Model):
     """One published item as an email. Exactly one of ``post_id``/``digest_id`` is set, unless ``is_test``."""
 
-    post = models.OneToOneField("blog.Post", null=True, blank=True, related_name="+", on_delete=models.SET_NULL)
-    digest = models.OneToOneField("digests.Digest", null=True, blank=True, related_name="+", on_delete=models.SET_NULL)
+    post = models.ForeignKey("blog.Post", null=True, blank=True, related_name="+", on_delete=models.SET_NULL)
+    digest = models.ForeignKey("digests.Digest", null=True, blank=True, related_name="+", on_delete=models.SET_NULL)
     subject = models.CharField(max_length=300)
     url = models.URLField(max_length=500, help_text="The item's page.")
     created_at = models.DateTimeField(default=timezone.now)
@@ -125,6 +128,12 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["post"], name="one_message_per_post",
+                                    condition=models.Q(is_test=False, post__isnull=False)),
+            models.UniqueConstraint(fields=["digest"], name="one_message_per_digest",
+                                    condition=models.Q(is_test=False, digest__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return self.subject
