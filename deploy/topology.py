@@ -41,6 +41,9 @@ DEFAULTS = {
     # REPLICA_PORT and up; the apps read from them (DATABASE_REPLICA_URLS, docs/deployment.md).
     "REPLICAS": "0",
     "REPLICA_PORT": "5433",
+    # A local SMTP catcher (aiosmtpd) that keeps every email the topology sends in TOPOLOGY_DIR/mail
+    # (a Maildir: `make mail` lists it), used unless EMAIL_HOST names a real server (docs/newsletters.md).
+    "MAIL_CATCHER_PORT": "1025",
 }
 
 
@@ -122,6 +125,8 @@ def environment() -> dict[str, str]:
         # would then be kept for s-maxage. Misses are rare here, so asking Redis each time is cheap.
         "PAGE_CACHE_LOCAL_SECONDS": os.environ.get("PAGE_CACHE_LOCAL_SECONDS", "0"),
     }
+    if not os.environ.get("EMAIL_HOST"):
+        env.update(EMAIL_HOST="127.0.0.1", EMAIL_PORT=env["MAIL_CATCHER_PORT"])
     if replicas():
         env["DATABASE_REPLICA_URLS"] = replica_urls()
     return env

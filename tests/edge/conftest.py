@@ -73,6 +73,7 @@ def topology_env(tmp: Path, database_name: str) -> dict[str, str]:
         "EDGE_LISTEN": f"127.0.0.1:{edge_port}",
         "APP_PORT_1": str(app1),
         "APP_PORT_2": str(app2),
+        "MAIL_CATCHER_PORT": str(free_port()),
         "DATABASE_URL": database_url,
         "GUNICORN_WORKERS": "2",
         "CELERY_CONCURRENCY": "1",

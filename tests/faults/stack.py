@@ -55,6 +55,7 @@ class Stack:
             "EDGE_LISTEN": f"127.0.0.1:{self.edge_port}",
             "APP_PORT_1": str(free_port()),
             "APP_PORT_2": str(free_port()),
+            "MAIL_CATCHER_PORT": str(free_port()),
             "GUNICORN_WORKERS": "2",
             "CELERY_CONCURRENCY": "1",
             "VARNISH_MEMORY": "64m",
