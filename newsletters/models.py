@@ -157,6 +157,9 @@ class Delivery(models.Model):
     next_attempt_at = models.DateTimeField(default=timezone.now)
     leased_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    in_summary = models.BooleanField(
+        default=False, help_text="Sent within the subscriber's daily summary (held until due_at), not alone.",
+    )
     sent_at = models.DateTimeField(null=True, blank=True)
     smtp_id = models.CharField(max_length=300, blank=True, help_text="The Message-ID header sent.")
     last_error = models.TextField(blank=True)
