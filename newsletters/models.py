@@ -85,6 +85,11 @@ class Subscription(models.Model):
         default="08:00", help_text="When the daily summary is sent (in NEWSLETTERS_TIME_ZONE).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    confirmed_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="Set by the confirmation link; a follow without it is not mailed (double opt-in, also for a "
+                  "follow added later by a confirmed subscriber: newsletters/subscribing.py).",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["subscriber", "kind", "target"], name="one_subscription_per_target")]
