@@ -1,5 +1,33 @@
-"""Connected in NewslettersConfig.ready (the sending helper fills this in)."""
+"""Connected in NewslettersConfig.ready: publishing saves start a fan-out, provider webhooks suppress.
+
+A saved post or digest that is published queues ``mail_published`` once the write commits (its
+tags, authors and citations are then in place). It is cheap when nothing is due, and it is not
+what guarantees delivery: the beat sweep runs the same fan-out, which is how a scheduled item is
+mailed when its time comes (no write happens then) and how a lost task is made up for.
+"""
+from anymail.signals import tracking
+from django.db import transaction
+from django.db.models.signals import post_save
+
+from blog.models import Post
+from digests.models import Digest
+from publishing.workflow import Status
+
+from . import tracking as bounces
+
+
+def on_published_save(sender, instance, **kwargs) -> None:
+    if instance.status == Status.PUBLISHED and instance.is_published:
+        transaction.on_commit(_queue_fan_out)
+
+
+def _queue_fan_out() -> None:
+    from .tasks import mail_published  # the tasks module imports fanout, which imports content models
+
+    mail_published.delay()
 
 
 def connect_signals() -> None:
-    pass
+    for model in (Post, Digest):
+        post_save.connect(on_published_save, sender=model, dispatch_uid=f"newsletters-published-{model.__name__}")
+    tracking.connect(bounces.on_tracking, dispatch_uid="newsletters-tracking")
