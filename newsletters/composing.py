@@ -64,7 +64,7 @@ class Rendered:
         shared["MIME-Version"] = "1.0"
         self.boundary = f"=_{uuid.uuid4().hex}"
         shared["Content-Type"] = f'multipart/alternative; boundary="{self.boundary}"'
-        self.head = bytes(shared)[:-2]  # the headers, without the blank line that ends them
+        self.head = b"".join(shared.policy.fold_binary(name, value) for name, value in shared.items())
 
     def message_id(self, subscriber_id: int | None, test_id: int | None = None) -> str:
         who = subscriber_id if test_id is None else f"test{test_id}"
