@@ -31,6 +31,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="Only the read-replica phase (a streaming replica + two topologies), printed as JSON.")
     parser.add_argument("--replica-deliveries", type=int, help="Webhook deliveries in the replica lag burst (1,000).")
     parser.add_argument("--replica-writes", type=int, help="Write-then-read loops of the read-your-writes check (300).")
+    parser.add_argument("--only-newsletters", action="store_true",
+                        help="Only the newsletter phase (one digest to many subscribers over SMTP), printed as JSON.")
+    parser.add_argument("--newsletter-subscribers", type=int,
+                        help="Subscribers the newsletter phase mails (100,000; 2,000 in quick mode).")
     parser.add_argument("--output", type=Path, help="Where to write results JSON.")
     parser.add_argument("--docs", type=Path, help="Markdown file to update (default docs/benchmarks.md; not in quick).")
     return parser.parse_args(argv)
@@ -44,7 +48,8 @@ def configure(args: argparse.Namespace):
     overrides = {"scale": args.scale, "rounds": args.rounds, "seconds": args.seconds,
                  "warmup_seconds": args.warmup, "edge_publishes": args.edge_publishes,
                  "edge_failover_seconds": args.edge_failover_seconds,
-                 "replica_deliveries": args.replica_deliveries, "replica_writes": args.replica_writes}
+                 "replica_deliveries": args.replica_deliveries, "replica_writes": args.replica_writes,
+                 "newsletter_subscribers": args.newsletter_subscribers}
     for name, value in overrides.items():
         if value is not None:
             setattr(config, name, value)
@@ -84,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
         replicas = run_replicas_only(config)
         print(json.dumps(replicas, indent=1))
         return refuse_violations(report.replica_violations({"checks": report.replica_checks(replicas)}))
+    if args.only_newsletters:
+        from .run import run_newsletters_only
+
+        newsletters = run_newsletters_only(config)
+        print(json.dumps(newsletters, indent=1))
+        return refuse_lost(report.newsletter_failures({"checks": report.newsletter_checks(newsletters)}))
     results = report.build(run(config), quick=args.quick)
     default_output = Path(tempfile.gettempdir()) / "repojournal-bench-quick.json" if args.quick else (
         BENCH_DIR / "results.json")
@@ -95,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         report.write_docs(results, docs)
         print(f"docs: {docs}")
     print(report.table(results))
-    return refuse_failed_edits(report.failed_edits(results)) | refuse_violations(report.replica_violations(results))
+    return (refuse_failed_edits(report.failed_edits(results)) | refuse_violations(report.replica_violations(results))
+            | refuse_lost(report.newsletter_failures(results)))
 
 
 def refuse_failed_edits(failures: list[str]) -> int:
@@ -109,6 +121,13 @@ def refuse_violations(failures: list[str]) -> int:
     """1 when a client that wrote read an older version than it wrote (or its writes failed): the routing is wrong."""
     for failure in failures:
         print(f"bench: the read-replica phase failed: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def refuse_lost(failures: list[str]) -> int:
+    """1 when a subscriber got no email, or two, or a delivery was left unsent: the sending is wrong."""
+    for failure in failures:
+        print(f"bench: the newsletter phase failed: {failure}", file=sys.stderr)
     return 1 if failures else 0
 
 

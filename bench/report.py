@@ -160,6 +160,23 @@ def replica_violations(results: dict) -> list[str]:
     return [f"{c['check']}: {c['value']}" for c in results["checks"] if c["check"] in REPLICA_FAILURES and not c["ok"]]
 
 
+#: The newsletter phase's checks that make the run fail: a subscriber got no email or two, or one was left unsent.
+NEWSLETTER_FAILURES = ("newsletters: messages received / subscribers", "newsletters: deliveries not sent")
+
+
+def newsletter_checks(phase: dict | None) -> list[dict]:
+    """The newsletter phase judged (bench/newsletters.py): the ratio to the smtplib ceiling and the flat memory
+    are targets; a lost or repeated email, or a delivery left unsent, also fails the run."""
+    from .newsletters import checks as judged
+
+    return [_check(*found) for found in judged(phase)]
+
+
+def newsletter_failures(results: dict) -> list[str]:
+    return [f"{c['check']}: {c['value']}" for c in results["checks"] if c["check"] in NEWSLETTER_FAILURES
+            and not c["ok"]]
+
+
 def failed_edits(results: dict) -> list[str]:
     """Why the edge phase's measurement cannot be trusted (its edits' failures), or nothing."""
     return [f"{c['check']}: {c['value']}" for c in results["checks"] if c["check"] == "edge: edits answered 200"
@@ -181,8 +198,8 @@ def build(raw: dict, *, quick: bool) -> dict:
                                     "targets": smaller["targets"]},
         "ingestion": raw["ingestion"],
         "checks": checks(main["targets"], raw["ingestion"]) + edge_checks(raw.get("edge"))
-        + replica_checks(raw.get("replicas")),
-        "edge": raw.get("edge"), "replicas": raw.get("replicas"),
+        + replica_checks(raw.get("replicas")) + newsletter_checks(raw.get("newsletters")),
+        "edge": raw.get("edge"), "replicas": raw.get("replicas"), "newsletters": raw.get("newsletters"),
     }
 
 
@@ -225,6 +242,7 @@ def generated_section(results: dict, chart_name: str) -> str:
         "**Generation (seconds):** " + ", ".join(f"{k} {v}" for k, v in results["generation_seconds"].items()),
         "**Edge (Varnish, bench/edge.py):** " + edge_text(results.get("edge")),
         "**Read replicas (bench/replicas.py):** " + replicas_text(results.get("replicas")),
+        "**Newsletters (bench/newsletters.py):** " + newsletters_text(results.get("newsletters")),
         "### The issue's targets, judged on this run\n\n" + checks_table(results),
     ])
 
@@ -279,6 +297,26 @@ def replicas_text(replicas: dict | None) -> str:
               f"version after {ryw['other_client_saw_older']} of them ({ryw['replica_scans']:,} table scans on the "
               "replica meanwhile)."]
     return "\n".join(lines)
+
+
+def newsletters_text(phase: dict | None) -> str:
+    """The newsletter phase in one paragraph: our rate beside the smtplib ceiling, memory, what arrived."""
+    if not phase or "skipped" in phase:
+        return f"skipped ({(phase or {}).get('skipped', 'not run')})."
+    sending, ceiling, received, memory = phase["sending"], phase["ceiling"], phase["received"], phase["memory"]
+    states = ", ".join(f"{count:,} {state}" for state, count in phase["deliveries"].items())
+    return (f"one digest ({_kb(phase['email_bytes'])} an email) to {phase['subscribers']:,} subscribers: "
+            f"**{sending['messages_per_second']} messages/s** ({sending['messages']:,} in {sending['seconds']} s, "
+            f"{sending['worker_processes']} worker process, batches of {sending['batch_size']}) against a bare "
+            f"smtplib loop's {ceiling['messages_per_second']} messages/s to the same server (before the send "
+            f"{ceiling['before']['messages_per_second']}, after {ceiling['after']['messages_per_second']}): "
+            f"**{phase['ratio']}×** (≥ 0.6). Fan-out {phase['fanout_seconds']} s; the first email arrived "
+            f"{sending['first_message_after_fanout_began_s']} s after it began. Worker RSS "
+            f"{memory.get('pool_first_tenth_kib')} KiB "
+            f"in the first tenth of the send, {memory.get('pool_last_tenth_kib')} KiB in the last "
+            f"({_percent(memory['change'])}; ±10%). The server received {received['messages']:,} messages for "
+            f"{received['recipients']:,} recipients ({received['recipients_with_more_than_one']} got more than one) "
+            f"with {received['distinct_unsubscribe_links']:,} distinct unsubscribe links; deliveries: {states}.")
 
 
 def write_docs(results: dict, path: Path) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.core.management import call_command
 
-from . import edge, hit_ratio, ingest, load, replicas
+from . import edge, hit_ratio, ingest, load, newsletters, replicas
 from .generate import Generator, Scale
 from .targets import Target, build_targets, check, count_queries, phase_settings
 
@@ -33,6 +33,7 @@ class Config:
     edge_failover_seconds: float = 30
     replica_deliveries: int = 1000
     replica_writes: int = 300
+    newsletter_subscribers: int = 100_000
 
 
 CACHED_KINDS = ("page", "feed", "baseline")
@@ -40,7 +41,7 @@ CACHED_KINDS = ("page", "feed", "baseline")
 #: on with PAGE_CACHE_LOCAL_SECONDS=0 (Redis on every request).
 PHASES = ("cold", "warm", "warm-redis")
 QUICK = Config(scale=0.002, rounds=2, seconds=1, warmup_seconds=0, listing_items=200, deliveries=20, edge_publishes=5,
-               edge_failover_seconds=5, replica_deliveries=100, replica_writes=30)
+               edge_failover_seconds=5, replica_deliveries=100, replica_writes=30, newsletter_subscribers=2_000)
 
 
 def log(message: str) -> None:
@@ -134,8 +135,10 @@ def run(config: Config) -> dict:
     measured_edge = measure_edge(config)
     log("read replicas")
     measured_replicas = measure_replicas(config)
+    log(f"newsletters: one digest to {config.newsletter_subscribers:,} subscribers")
+    measured_newsletters = newsletters.measure(config.newsletter_subscribers)
     return {"scales": scales, "ingestion": ingestion, "edge": measured_edge, "replicas": measured_replicas,
-            "config": config.__dict__}
+            "newsletters": measured_newsletters, "config": config.__dict__}
 
 
 def measure_edge(config: Config) -> dict:
@@ -162,3 +165,10 @@ def run_replicas_only(config: Config) -> dict:
     call_command("migrate", interactive=False, verbosity=0)
     Generator(Scale().times(config.scale)).run()
     return measure_replicas(config)
+
+
+def run_newsletters_only(config: Config) -> dict:
+    """`--only-newsletters`: a tiny archive (the phase mails a copy of one digest), then only the newsletter phase."""
+    call_command("migrate", interactive=False, verbosity=0)
+    Generator(Scale().times(QUICK.scale)).run()
+    return newsletters.measure(config.newsletter_subscribers)

@@ -193,3 +193,27 @@ def test_every_edge_edit_is_recorded_and_answered_200(quick_run):
     assert under_edits["failed_edits"] == 0
     checked = {check["check"]: check for check in results["checks"]}
     assert checked["edge: edits answered 200"]["ok"]
+
+
+def test_newsletters_are_measured_or_skipped_with_a_reason(quick_run):
+    """Issue 27: one digest to the quick run's subscribers through a real SMTP server, beside a bare smtplib loop
+    to the same server; each subscriber received one email with its own unsubscribe link, none left unsent."""
+    results, docs = quick_run
+    phase = results["newsletters"]
+    assert "**Newsletters (bench/newsletters.py):**" in docs.read_text()
+    if "skipped" in phase:  # SQLite or no Redis: the Celery worker has no broker to share; the reason is written
+        assert phase["skipped"]
+        return
+    subscribers = phase["subscribers"]
+    assert subscribers == results["config"]["newsletter_subscribers"] > 0
+    assert phase["received"] == {"messages": subscribers, "recipients": subscribers,
+                                 "recipients_with_more_than_one": 0, "distinct_unsubscribe_links": subscribers}
+    assert phase["deliveries"] == {"sent": subscribers}
+    assert phase["sending"]["messages_per_second"] > 0 and phase["ceiling"]["messages_per_second"] > 0
+    assert phase["ratio"] == pytest.approx(
+        phase["sending"]["messages_per_second"] / phase["ceiling"]["messages_per_second"], rel=0.01)
+    assert phase["memory"]["samples"] > 0 and phase["memory"]["pool_first_tenth_kib"] > 0
+    checks = {check["check"]: check for check in results["checks"]}
+    assert checks["newsletters: messages received / subscribers"]["ok"]
+    assert checks["newsletters: deliveries not sent"]["ok"]
+    assert {"newsletters: sending / smtplib ceiling", "newsletters: worker memory, last tenth vs first"} <= set(checks)

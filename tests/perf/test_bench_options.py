@@ -48,3 +48,30 @@ def test_a_failed_edge_edit_fails_its_check_and_the_run():
     passed = report.edge_checks(edge_phase([200, 200]))
     assert all(check["ok"] for check in passed) and refuse_failed_edits(report.failed_edits({"checks": passed})) == 0
     assert not report.edge_checks({"skipped": "no varnishd"})
+
+
+def test_newsletter_phase_options_reach_the_config():
+    config = configure(parse(["--newsletter-subscribers", "500"]))
+    assert config.newsletter_subscribers == 500
+    assert parse(["--only-newsletters"]).only_newsletters and not parse([]).only_newsletters
+
+
+def newsletter_phase(received: int, unsent: int = 0) -> dict:
+    """A newsletter phase's results as bench/newsletters.py writes them, for 10 subscribers."""
+    states = {"sent": 10 - unsent, **({"queued": unsent} if unsent else {})}
+    return {"subscribers": 10, "ratio": 0.7, "deliveries": states,
+            "received": {"messages": received, "recipients": received, "recipients_with_more_than_one": 0,
+                         "distinct_unsubscribe_links": received}, "memory": {"change": 0.02}}
+
+
+def test_a_lost_newsletter_fails_its_check_and_the_run():
+    from bench.__main__ import refuse_lost
+
+    lost = report.newsletter_checks(newsletter_phase(received=9, unsent=1))
+    assert {check["check"] for check in lost if not check["ok"]} == {
+        "newsletters: messages received / subscribers", "newsletters: distinct unsubscribe links",
+        "newsletters: deliveries not sent"}
+    assert refuse_lost(report.newsletter_failures({"checks": lost})) == 1
+    passed = report.newsletter_checks(newsletter_phase(received=10))
+    assert all(check["ok"] for check in passed) and refuse_lost(report.newsletter_failures({"checks": passed})) == 0
+    assert not report.newsletter_checks({"skipped": "no Redis"})
