@@ -91,7 +91,7 @@ def followers(follows: models.Q, local_now: datetime.datetime):
 
 
 def fan_out(message: Message, follows: models.Q) -> int:
-    """Write the message's deliveries (again, harmlessly, after a crash), then queue its sending."""
+    """Write the message's deliveries (again, harmlessly, after a crash); ``tasks`` queues the sending."""
     if message.fanned_out_at is not None:
         return 0
     now = timezone.now()
@@ -104,7 +104,6 @@ def fan_out(message: Message, follows: models.Q) -> int:
             batch = []
     written += _insert(batch)
     Message.objects.filter(pk=message.pk).update(fanned_out_at=timezone.now())
-    transaction.on_commit(lambda: _queue_sending(message.pk))
     return written
 
 
@@ -122,9 +121,3 @@ def _insert(batch: list[Delivery]) -> int:
     if batch:
         Delivery.objects.bulk_create(batch, batch_size=INSERT_BATCH, ignore_conflicts=True)
     return len(batch)
-
-
-def _queue_sending(message_id: int) -> None:
-    from . import sending  # sending queues through tasks, which imports this module
-
-    sending.queue(message_id)

@@ -7,27 +7,16 @@ the batch stops and what it had not sent is given back untouched, so an outage l
 does not hammer the server. A delivery whose subscriber is no longer confirmed, or whose address
 was suppressed since the fan-out, is ``suppressed`` instead of sent.
 
-``sweep`` (beat) is what makes lost work come back: expired leases, daily summaries now due, and
-messages with due deliveries whose task is no longer waiting in the broker.
+``sweep`` (beat) is what makes lost work come back: expired leases and daily summaries now due;
+``owed`` names the messages with due deliveries whose task no longer waits in the broker (the
+tasks module queues them: this module never imports it).
 """
 from django.conf import settings
 from django.utils import timezone
 
-from publishing import queues
-
 from . import composing, summaries
 from .batches import Connection, Outcomes, ServerAway, claim, classify
 from .models import Delivery, Subscriber, Suppression
-
-#: The id prefix of send_message tasks (``publishing.queues``): the sweep reads which still wait.
-SEND_WORK = "newsletter-send"
-
-
-def queue(message_id: int) -> None:
-    from .tasks import send_message  # the tasks module imports this one
-
-    send_message.apply_async((message_id,), task_id=queues.task_id(SEND_WORK, message_id))
-
 
 def due(message_id: int | None = None):
     now = timezone.now()
@@ -109,16 +98,14 @@ def _personalised(shared: composing.Rendered, row: dict, prefixes):
 
 
 def sweep() -> str:
-    """Hand back expired leases, send due daily summaries, queue each message with due deliveries."""
+    """Hand back expired leases and send the daily summaries due (``tasks`` then queues ``owed()``)."""
     now = timezone.now()
     expired = Delivery.objects.filter(state=Delivery.State.SENDING, leased_until__lt=now)
     handed_back = expired.filter(in_summary=False).update(state=Delivery.State.QUEUED, leased_until=None)
     handed_back += expired.filter(in_summary=True).update(state=Delivery.State.HELD, leased_until=None)
-    summarised = summaries.send_due()
-    from .tasks import send_message
+    return f"leases handed back {handed_back}, summaries sent {summaries.send_due()}"
 
-    waiting = queues.waiting(send_message.app, SEND_WORK) or set()
-    owed = [pk for pk in due().values_list("message_id", flat=True).distinct() if str(pk) not in waiting]
-    for message_id in owed:
-        queue(message_id)
-    return f"leases handed back {handed_back}, summaries sent {summarised}, messages queued {len(owed)}"
+
+def owed(waiting: set[str]) -> list[int]:
+    """Messages with due deliveries whose send task is not among ``waiting`` (``publishing.queues``)."""
+    return [pk for pk in due().values_list("message_id", flat=True).distinct() if str(pk) not in waiting]

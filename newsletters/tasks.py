@@ -2,13 +2,18 @@
 
 Every one is safe to run twice and to lose: the beat sweep (``sweep_newsletters``) finds from the
 database what is still owed — items published without a message, confirmations not sent, deliveries
-due or held by a worker that died — and queues it again.
+due or held by a worker that died — and queues it again. Queuing lives here, never in the modules
+these tasks call (they would import this module, and it imports them).
 """
 from celery import shared_task
+
+from publishing import queues
 
 from . import confirmations, fanout, sending
 
 TASK_OPTIONS = {"acks_late": True}
+#: The id prefix of send_message tasks (``publishing.queues``): which still wait is read by that.
+SEND_WORK = "newsletter-send"
 
 
 @shared_task(**TASK_OPTIONS)
@@ -18,8 +23,10 @@ def send_confirmation(subscriber_id: int) -> bool:
 
 @shared_task(**TASK_OPTIONS)
 def mail_published() -> int:
-    """Write a message, and its deliveries, for each item published since the last run."""
-    return fanout.mail_published()
+    """Write a message, and its deliveries, for each item published since the last run; queue their sending."""
+    count = fanout.mail_published()
+    queue_owed()
+    return count
 
 
 @shared_task(**TASK_OPTIONS)
@@ -32,4 +39,13 @@ def sweep_newsletters() -> str:
     """Beat: what is owed and was lost (a worker killed, Redis restarted) is queued again."""
     confirmed = confirmations.sweep()
     published = fanout.mail_published()
-    return f"confirmations {confirmed}, messages {published}, {sending.sweep()}"
+    swept = sending.sweep()
+    return f"confirmations {confirmed}, messages {published}, {swept}, sends queued {queue_owed()}"
+
+
+def queue_owed() -> int:
+    """Queue send_message for each message with due deliveries, unless its task already waits."""
+    owed = sending.owed(queues.waiting(send_message.app, SEND_WORK) or set())
+    for message_id in owed:
+        send_message.apply_async((message_id,), task_id=queues.task_id(SEND_WORK, message_id))
+    return len(owed)

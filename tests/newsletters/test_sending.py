@@ -151,3 +151,23 @@ def test_every_recipient_gets_their_own_links_and_message_id(smtp_server):
     links = {email["List-Unsubscribe"] for email in smtp_server.messages}
     assert len(ids) == 2 and len(links) == 2
     assert {Delivery.objects.get(subscriber=person).smtp_id for person in people} == ids
+
+
+def test_publishing_mails_followers_through_the_tasks(smtp_server, django_capture_on_commit_callbacks):
+    from repojournal.celery import app
+
+    if not app.conf.task_always_eager:
+        pytest.skip("tasks go to a real broker here; the domain functions are tested directly above")
+    subscriber("reader@example.com", ("wire", ""))
+    with django_capture_on_commit_callbacks(execute=True):
+        digest_with_parts()  # its save queues mail_published on commit, which queues send_message
+    assert len(smtp_server.to("reader@example.com")) == 1
+
+
+def test_owed_names_messages_with_due_deliveries_whose_task_does_not_wait(smtp_server):
+    mail_to("reader@example.com")
+    [message_id] = Delivery.objects.values_list("message_id", flat=True)
+    assert sending.owed(set()) == [message_id]
+    assert sending.owed({str(message_id)}) == []  # its task still waits in the broker
+    sending.send_due()
+    assert sending.owed(set()) == []
