@@ -10,12 +10,13 @@ at 100,000 recipients, rendering per recipient would cost more than the SMTP ser
 
 No tracking pixels and no rewritten links: every link is the one the page has.
 """
-import base64
+import binascii
 import dataclasses
 import email.message
 import email.policy
 import email.utils
 import functools
+import re
 import uuid
 
 import css_inline
@@ -90,18 +91,43 @@ class Rendered:
         return mail
 
     def mime(self, to: str, message_id: str, manage: str, unsubscribe: str) -> bytes:
-        """The same email as ``email`` gives, as the bytes an SMTP server receives (the fast path)."""
-        text, html = self.personal(manage, unsubscribe)
-        head = b"".join((self.head, b"To: ", sanitize_address(to, "utf-8").encode(), b"\r\nMessage-ID: ",
-                         message_id.encode(), b"\r\nList-Unsubscribe: <", unsubscribe.encode(),
-                         b">\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n\r\n"))
-        return b"".join((head, self._part("plain", text), self._part("html", html),
-                         f"--{self.boundary}--\r\n".encode()))
+        """The same email as ``email`` gives, as the bytes an SMTP server receives (the fast path).
 
-    def _part(self, subtype: str, body: str) -> bytes:
-        encoded = base64.encodebytes(body.encode()).replace(b"\n", b"\r\n")
-        return (f'--{self.boundary}\r\nContent-Type: text/{subtype}; charset="utf-8"\r\n'
-                f"Content-Transfer-Encoding: base64\r\n\r\n").encode() + encoded
+        Each part is quoted-printable, encoded once in pieces split at the two links (``pieces``):
+        a recipient's bytes are those pieces joined around their own two links, encoded alone.
+        """
+        address = to if to.isascii() and not {"\r", "\n"} & set(to) else sanitize_address(to, "utf-8")
+        links = {MANAGE: _qp(manage), UNSUBSCRIBE: _qp(unsubscribe)}
+        return b"".join((
+            self.head, b"To: ", address.encode(), b"\r\nMessage-ID: ", message_id.encode(),
+            b"\r\nList-Unsubscribe: <", unsubscribe.encode(),
+            b">\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n\r\n",
+            *(links.get(piece, piece) for piece in self.pieces),
+        ))
+
+    @functools.cached_property
+    def pieces(self) -> list:
+        """Both parts as encoded pieces, with MANAGE and UNSUBSCRIBE (the str) where a link goes. Pieces
+        end in a soft line break ("=" CRLF), so each may be encoded alone (RFC 2045, 6.7)."""
+        pieces = []
+        for subtype, body in (("plain", self.text), ("html", self.html)):
+            pieces.append((f'--{self.boundary}\r\nContent-Type: text/{subtype}; charset="utf-8"\r\n'
+                           "Content-Transfer-Encoding: quoted-printable\r\n\r\n").encode())
+            crlf = body.replace("\r\n", "\n").replace("\n", "\r\n")
+            for index, chunk in enumerate(PLACEHOLDERS.split(crlf)):
+                pieces.append(chunk if index % 2 else _qp(chunk))
+            pieces.append(b"\r\n")
+        pieces.append(f"--{self.boundary}--\r\n".encode())
+        return pieces
+
+
+PLACEHOLDERS = re.compile(f"({re.escape(MANAGE)}|{re.escape(UNSUBSCRIBE)})")
+
+
+def _qp(text: str) -> bytes:
+    """Quoted-printable (binascii, in C) ending in a soft line break, so pieces join into valid lines."""
+    encoded = binascii.b2a_qp(text.encode(), istext=True)  # soft breaks are bare LFs when the text has no CRLF
+    return encoded.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n") + b"=\r\n"
 
 
 def finish(kind: str, key: int, subject: str, list_name: str, body_html: str, page_url: str,

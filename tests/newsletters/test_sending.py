@@ -171,3 +171,15 @@ def test_owed_names_messages_with_due_deliveries_whose_task_does_not_wait(smtp_s
     assert sending.owed({str(message_id)}) == []  # its task still waits in the broker
     sending.send_due()
     assert sending.owed(set()) == []
+
+
+def test_another_backend_gets_the_same_email_as_a_django_message(mailoutbox, settings):
+    """Not SMTP (here the test outbox; in production anymail's providers): one EmailMultiAlternatives each."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    [reader], digest, _ = mail_to("reader@example.com")
+    assert sending.send_due() == 1
+    [email] = mailoutbox
+    assert email.to == ["reader@example.com"] and email.subject == "Rust ships a thing"
+    assert email.extra_headers["Message-ID"] == f"<digest.{digest.pk}.{reader.pk}@mail.news.example>"
+    assert email.extra_headers["List-Unsubscribe"].startswith("<https://news.example/newsletters/unsubscribe/")
+    assert "Upgrade the toolchain" in email.alternatives[0][0] and "Upgrade the toolchain" in email.body
