@@ -2,7 +2,8 @@
 
 ``/admin/`` shows the signed-in user what waits for them, by role: items waiting for review
 (Publishers), what goes out in the next seven days, their own drafts, drafted digests no
-editor has opened, and failures they may act on. Django's list of every app and model --
+editor has opened, newsletters being sent or with failed deliveries (``newsletters.progress.sends``),
+and failures they may act on. Django's list of every app and model --
 what ``/admin/`` showed before -- is one click away at ``/admin/models/`` (``admin:model_list``),
 linked from the newsroom and from the navigation sidebar every admin page shows; every other
 admin URL is Django's own.
@@ -23,6 +24,8 @@ from accounts.models import Profile
 from blog.models import Post
 from digests.models import Digest
 from ingestion.models import DigestDraft
+from newsletters import progress
+from newsletters.models import Message
 
 from . import attention, sections
 
@@ -86,5 +89,9 @@ def newsroom_context(site, request) -> dict:
     if site.is_registered(DigestDraft) and site.get_model_admin(DigestDraft).has_view_permission(request):
         context["drafted"] = sections.drafted_digests()
         context["drafted_url"] = f"{reverse('admin:ingestion_digestdraft_changelist')}?opened_at__isnull=True"
+    if site.is_registered(Message) and site.get_model_admin(Message).has_view_permission(request):
+        context["sends"] = sections.Section(*progress.sends(now, sections.ROWS))
+        context["sends_url"] = reverse("admin:newsletters_message_changelist")
+        context["sends_days"] = progress.FAILURES_SINCE.days
     context["attention"] = attention.count(attention.checks_for(request.user))
     return context

@@ -9,6 +9,7 @@ from blog.factories import PostFactory
 from digests.factories import DigestFactory, ReferenceFactory, RepositoryFactory, TopicFactory
 from edge.models import Purge
 from ingestion.models import DigestDraft, FeedSource, WebhookDelivery
+from newsletters.models import Delivery, Message
 from outbound.models import Endpoint
 from publishing.workflow import Status
 
@@ -56,6 +57,16 @@ def failures(count: int) -> None:
     Purge.objects.create(keys=[f"post-fine-{n}"])
 
 
+def newsletter(states: dict[str, int], days_ago: float = 0, **fields) -> Message:
+    """A message created `days_ago` with `states[state]` deliveries in each state (editors' tests: no subscriber)."""
+    n = next(_serial)
+    message = Message.objects.create(subject=fields.pop("subject", f"Newsletter {n}"), url=f"https://example.org/{n}",
+                                     created_at=timezone.now() - datetime.timedelta(days=days_ago), **fields)
+    Delivery.objects.bulk_create([Delivery(message=message, email=f"r{n}-{i}-{state}@example.org", state=state)
+                                  for state, number in states.items() for i in range(number)])
+    return message
+
+
 def populate(count: int, user, submitter) -> None:
     """`count` rows in every section for `user` (a mix of posts and digests), and failures to attend to."""
     topic = TopicFactory()
@@ -66,6 +77,7 @@ def populate(count: int, user, submitter) -> None:
         scheduled(kind, hours_ahead=n + 1)
         draft(kind, created_by=user, edited_by=user)
         drafted_digest(topic)
+        newsletter({"queued": 2, "sent": 1} if n % 2 else {"sent": 2, "failed": 1})
     ReferenceFactory.create_batch(2, repository=repository)
     failures(count)
 

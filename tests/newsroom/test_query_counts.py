@@ -37,5 +37,5 @@ def test_each_section_is_one_statement(client, superuser, make_staff_user):
     with CaptureQueriesContext(connection) as queries:
         client.get(reverse("admin:index"))
     statements = [query["sql"] for query in queries.captured_queries]
-    assert len(statements) == 2 + 1 + 5, statements  # review, next, yours, drafted, attention
+    assert len(statements) == 2 + 1 + 6, statements  # review, next, yours, drafted, newsletters, attention
     assert sum("UNION ALL" in sql for sql in statements) == 3
