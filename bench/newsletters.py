@@ -13,11 +13,13 @@ receives both loops:
   two is more likely a neighbour's doing than the server's);
 - ours: N confirmed subscribers following a topic (bulk-created), a copy of the archive's latest
   digest published in that topic, ``newsletters.fanout.mail_published()`` timed in this process
-  (the fan-out), which queues the send; a real Celery worker (``celery -A repojournal worker``, one
+  (the fan-out), then the send queued as the ``mail_published`` task queues it (``tasks.queue_owed``); a
+  real Celery worker (``celery -A repojournal worker``, one
   pool process: the one send task is sent by one process, as the ceiling is one loop) on the bench's
   Redis sends it as production does (``newsletters.sending.send_due``: batches of
   NEWSLETTERS_BATCH_SIZE over pooled SMTP connections). Its rate is messages over the seconds from
-  the first to the last message the server received, as the ceiling's is.
+  the first to the last message the server received (the ceiling's: from its connection to its last
+  message answered).
 
 The worker's memory (VmRSS of the pool process that sends, and of the worker's main process) is
 sampled every SAMPLE_EVERY seconds; "flat" compares the mean in the first tenth of the send with the
@@ -239,11 +241,21 @@ def worker(port: int):
                  "the Celery worker did not start")
         if process.poll() is not None:
             raise RuntimeError(f"the Celery worker exited: {Path(log.name).read_text()[-2000:]}")
-        yield process.pid
+        yield process.pid, Path(log.name)
     finally:
-        process.terminate()
-        process.wait(timeout=60)
+        stop(process)
         Path(log.name).unlink(missing_ok=True)
+
+
+def stop(process: subprocess.Popen) -> None:
+    """A warm shutdown (the task finished: at once); a cold one if the phase was interrupted mid-send, when the
+    warm one would wait for the task to send everything left."""
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGQUIT)
+        process.wait(timeout=30)
 
 
 def wait_for_send(status, expected: int, pid: int) -> None:
@@ -262,7 +274,7 @@ def measure(subscribers: int = SUBSCRIBERS) -> dict:
     reason = missing()
     if reason:
         return {"skipped": reason}
-    from newsletters import fanout
+    from newsletters import fanout, tasks
 
     wipe()
     digest = the_digest()
@@ -270,15 +282,18 @@ def measure(subscribers: int = SUBSCRIBERS) -> dict:
     subscribing_seconds = subscribe(digest.topic, subscribers)
     email = prebuilt_email(digest)
     limit = min(subscribers, CEILING_MESSAGES)
-    with Sink() as server, worker(server.port) as pid:
+    with Sink() as server, worker(server.port) as (pid, log):
         before = ceiling(server.port, email, server.status, limit)
         sampler = Sampler(pid)
         sampler.start()
         started, clock = time.perf_counter(), time.time()
         fanned_out = fanout.mail_published()
         fanout_seconds = time.perf_counter() - started
+        tasks.queue_owed()  # as the mail_published task does after its fan-out: the worker sends
         wait_for_send(server.status, subscribers, pid)
         samples = sampler.stop()
+        incomplete = server.status()["subscribers"]["messages"] < subscribers
+        worker_log = log.read_text(errors="replace")[-3000:] if incomplete else None  # why, when it stalled
         after = ceiling(server.port, email, server.status, limit)
     received = server.final["subscribers"]
     span = (received["last"] - received["first"]) if received["messages"] > 1 else None
@@ -298,6 +313,7 @@ def measure(subscribers: int = SUBSCRIBERS) -> dict:
         "received": {key: received[key] for key in ("messages", "recipients", "recipients_with_more_than_one",
                                                     "distinct_unsubscribe_links")},
         "memory": memory(samples, received["first"], received["last"]),
+        **({"worker_log_tail": worker_log} if worker_log else {}),
     }
 
 
