@@ -23,6 +23,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from email_validator import EmailNotValidError, validate_email
 
 import blog.admin  # noqa: F401 -- registers PostAdmin, extended below
 import digests.admin  # noqa: F401 -- registers DigestAdmin, extended below
@@ -81,8 +82,19 @@ class ImportForm(forms.Form):
             raise forms.ValidationError(f"The file is not UTF-8 text (byte {error.start}): save it as CSV UTF-8.")
 
 
+class NormalisedEmailForm(forms.ModelForm):
+    """Addresses typed by an editor are stored as sign-ups store them (email-validator's normal form)."""
+
+    def clean_email(self):
+        try:
+            return validate_email(self.cleaned_data["email"], check_deliverability=False).normalized
+        except EmailNotValidError as error:
+            raise forms.ValidationError(str(error)) from None
+
+
 @admin.register(Subscriber)
 class SubscriberAdmin(LargeListMixin, admin.ModelAdmin):
+    form = NormalisedEmailForm
     list_display = ["email", "state", "consent", "created_at", "confirmed_at", "subscription_count"]
     list_filter = ["state", "consent"]
     search_fields = ["email"]  # searched by get_search_results: exact and prefix, through the unique index
@@ -146,18 +158,10 @@ class SubscriberAdmin(LargeListMixin, admin.ModelAdmin):
             self.message_user(request, f"… and {len(report.invalid) - 50} more invalid line(s).", messages.WARNING)
 
 
-class SuppressionForm(forms.ModelForm):
+class SuppressionForm(NormalisedEmailForm):
     class Meta:
         model = Suppression
         fields = ["email", "detail"]
-
-    def clean_email(self):
-        from email_validator import EmailNotValidError, validate_email
-
-        try:
-            return validate_email(self.cleaned_data["email"], check_deliverability=False).normalized
-        except EmailNotValidError as error:
-            raise forms.ValidationError(str(error)) from None
 
 
 @admin.register(Suppression)
@@ -284,7 +288,8 @@ def _send_tests(model_admin, request, items) -> None:
             model_admin.message_user(request, str(error), messages.ERROR)
             return
         sent = delivery.state == Delivery.State.SENT
-        model_admin.message_user(request, testsend.outcome(item, delivery), messages.SUCCESS if sent else messages.ERROR)
+        model_admin.message_user(request, testsend.outcome(item, delivery),
+                                 messages.SUCCESS if sent else messages.ERROR)
     if len(items) > testsend.MOST_AT_ONCE:
         model_admin.message_user(request, f"Only the first {testsend.MOST_AT_ONCE} were sent.", messages.WARNING)
 

@@ -19,7 +19,7 @@ import io
 from dataclasses import dataclass, field
 from itertools import groupby
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from email_validator import EmailNotValidError, validate_email
 
@@ -189,7 +189,24 @@ def _subscriptions(subscriber: Subscriber, rows: list[Row]) -> list[Subscription
     return list(found.values())
 
 
-def _import_batch(rows: list[Row], consented: bool, report: Report) -> None:
+def _import_batch(rows: list[Row], consented: bool, report: Report, tries: int = 3) -> None:
+    """``_write_batch``, again if an address of the batch was signed up meanwhile (the unique index refused it)."""
+    for attempt in range(tries):
+        counted = Report()
+        try:
+            _write_batch(rows, consented, counted)
+        except IntegrityError:
+            if attempt == tries - 1:
+                raise
+            continue
+        report.created += counted.created
+        report.existing += counted.existing
+        report.suppressed += counted.suppressed
+        report.confirmations += counted.confirmations
+        return
+
+
+def _write_batch(rows: list[Row], consented: bool, report: Report) -> None:
     """Create the batch's new subscribers and their subscriptions; ask the pending ones to confirm (on commit)."""
     by_email: dict[str, list[Row]] = {}
     for row in rows:
@@ -202,6 +219,7 @@ def _import_batch(rows: list[Row], consented: bool, report: Report) -> None:
     with transaction.atomic():
         new = Subscriber.objects.bulk_create([_new_subscriber(group[0], consented, now)
                                               for email, group in by_email.items() if email not in stored | suppressed])
+        # An address signed up since the look-up fails the unique index: the batch rolls back, is tried again.
         Subscription.objects.bulk_create([subscription for subscriber in new
                                           for subscription in _subscriptions(subscriber, by_email[subscriber.email])])
         for subscriber in new:

@@ -97,8 +97,9 @@ def test_export_then_import_into_an_empty_database_gives_the_same_subscribers(ad
 
 
 def test_import_without_consent_asks_each_new_address_to_confirm(admin_client, smtp_server, worker):
+    text = "email,follows,cadence\nAda@Example.ORG,tag:python wire,\nbob@example.org,,daily\n"
     with worker() as queued:
-        response = upload(admin_client, "email,follows,cadence\nAda@Example.ORG,tag:python wire,\nbob@example.org,,daily\n")
+        response = upload(admin_client, text)
     assert len(queued) == 2
     assert response.status_code == 200
     ada = Subscriber.objects.get(email="Ada@example.org")  # normalised: the domain lower-cased
@@ -182,3 +183,22 @@ def test_an_import_records_each_confirmation_owed_before_any_is_sent(admin_clien
     upload(admin_client, "ada@example.org\n")
     ada = Subscriber.objects.get()
     assert ada.state == "pending" and ada.confirmation_requested_at is not None and ada.confirm_key
+
+
+def test_an_address_signed_up_during_the_import_is_not_duplicated(admin_client, monkeypatch):
+    """Signed up after the batch looked for stored addresses: the unique index refuses the batch, which
+    is written again and finds the address stored."""
+    Subscriber.objects.create(email="ada@example.org", state="confirmed")
+    original, calls = Subscriber.objects.filter, []
+
+    def first_look_up_misses(*args, **kwargs):
+        calls.append(kwargs)
+        return Subscriber.objects.none() if len(calls) == 1 else original(*args, **kwargs)
+
+    monkeypatch.setattr(Subscriber.objects, "filter", first_look_up_misses)
+    page = upload(admin_client, "ada@example.org\nbob@example.org\n", consented=True).content.decode()
+    assert len(calls) >= 2
+    assert "Imported 1 new subscriber(s); 1 row(s) already there" in page
+    monkeypatch.undo()
+    assert Subscriber.objects.get(email="ada@example.org").consent == "form"  # the sign-up's, untouched
+    assert Subscriber.objects.get(email="bob@example.org").state == "confirmed"
