@@ -7,6 +7,9 @@ is — so of two workers given the same subscriber, one sends. A sent email clea
 failure gives the claim back, and a claim whose worker died expires after ``CLAIM_SECONDS``. The beat
 ``sweep()`` queues again whatever is still owed, so a lost task or a Redis restart loses no email.
 
+Queuing goes through the ``confirmation_owed`` signal (connected in ``newsletters.signals``, which
+queues the task): ``tasks`` imports this module, so this module must not import ``tasks``.
+
 Exactly once? Not across a kill: a worker killed after the SMTP server accepted the email and before
 the debt was cleared leaves a claim that expires, and the sweep sends the email again — at most
 one duplicate per kill, ``CLAIM_SECONDS`` later. A confirmation sent twice confirms once (the
@@ -20,6 +23,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.db.models import Q
+from django.dispatch import Signal
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -34,6 +38,8 @@ SUBJECT = "Confirm your subscription to RepoJournal"
 CLAIM_SECONDS = 300
 #: A request younger than this is left to the task queued with it; the sweep takes the older ones.
 SWEEP_GRACE = datetime.timedelta(minutes=1)
+#: Sent with ``subscriber_id`` when a confirmation is owed and committed: its receiver queues ``send_confirmation``.
+confirmation_owed = Signal()
 
 
 def request(subscriber: Subscriber) -> None:
@@ -43,10 +49,8 @@ def request(subscriber: Subscriber) -> None:
     subscriber.confirmation_requested_at = timezone.now()
     subscriber.confirmation_sent_at = None
     subscriber.save(update_fields=["confirm_key", "confirmation_requested_at", "confirmation_sent_at"])
-    from . import tasks  # tasks imports this module
-
     pk = subscriber.pk
-    transaction.on_commit(lambda: tasks.send_confirmation.delay(pk))
+    transaction.on_commit(lambda: confirmation_owed.send(sender=Subscriber, subscriber_id=pk))
 
 
 def _owed(now) -> Q:
@@ -109,11 +113,9 @@ def message(subscriber: Subscriber, pending) -> EmailMultiAlternatives:
 
 def sweep() -> int:
     """Queue ``send_confirmation`` for each confirmation still owed a minute after it was asked for."""
-    from . import tasks
-
     now = timezone.now()
     owed = Subscriber.objects.filter(_owed(now), confirmation_requested_at__lte=now - SWEEP_GRACE)
     pks = list(owed.values_list("pk", flat=True))
     for pk in pks:
-        tasks.send_confirmation.delay(pk)
+        confirmation_owed.send(sender=Subscriber, subscriber_id=pk)
     return len(pks)

@@ -1,4 +1,4 @@
-"""Connected in NewslettersConfig.ready: publishing saves start a fan-out, provider webhooks suppress.
+"""Connected in NewslettersConfig.ready: publishing saves start a fan-out, provider webhooks suppress, owed confirmations are queued.
 
 A saved post or digest that is published queues ``mail_published`` once the write commits (its
 tags, authors and citations are then in place). It is cheap when nothing is due, and it is not
@@ -13,7 +13,7 @@ from blog.models import Post
 from digests.models import Digest
 from publishing.workflow import Status
 
-from . import tracking as bounces
+from . import confirmations, tracking as bounces
 
 
 def on_published_save(sender, instance, **kwargs) -> None:
@@ -27,7 +27,14 @@ def _queue_fan_out() -> None:
     mail_published.delay()
 
 
+def _queue_confirmation(sender, subscriber_id: int, **kwargs) -> None:
+    from .tasks import send_confirmation  # tasks imports confirmations, which sends this signal
+
+    send_confirmation.delay(subscriber_id)
+
+
 def connect_signals() -> None:
     for model in (Post, Digest):
         post_save.connect(on_published_save, sender=model, dispatch_uid=f"newsletters-published-{model.__name__}")
     tracking.connect(bounces.on_tracking, dispatch_uid="newsletters-tracking")
+    confirmations.confirmation_owed.connect(_queue_confirmation, dispatch_uid="newsletters-confirmation-owed")

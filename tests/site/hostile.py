@@ -74,7 +74,7 @@ class LiveMarkupFinder(HTMLParser):
         if tag == "meta":
             return "http-equiv" not in attributes
         if tag == "form":
-            return attributes.get("class") in {"site-search", "filters", "search-form"}
+            return attributes.get("class") in {"site-search", "filters", "search-form", "subscribe"}
         if tag in {"link", "input", "button", "select"}:
             return True  # the site's own head links and form controls (their attributes are still checked)
         if tag == "svg":
