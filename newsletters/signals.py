@@ -11,6 +11,7 @@ from django.db.models.signals import post_save
 
 from blog.models import Post
 from digests.models import Digest
+from publishing.queues import queue_or_leave_to_sweep
 from publishing.workflow import Status
 
 from . import confirmations, tracking as bounces
@@ -24,13 +25,13 @@ def on_published_save(sender, instance, **kwargs) -> None:
 def _queue_fan_out() -> None:
     from .tasks import mail_published  # the tasks module imports fanout, which imports content models
 
-    mail_published.delay()
+    queue_or_leave_to_sweep(mail_published)
 
 
 def _queue_confirmation(sender, subscriber_id: int, **kwargs) -> None:
     from .tasks import send_confirmation  # tasks imports confirmations, which sends this signal
 
-    send_confirmation.delay(subscriber_id)
+    queue_or_leave_to_sweep(send_confirmation, subscriber_id)
 
 
 def connect_signals() -> None:

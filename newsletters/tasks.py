@@ -46,6 +46,5 @@ def sweep_newsletters() -> str:
 def queue_owed() -> int:
     """Queue send_message for each message with due deliveries, unless its task already waits."""
     owed = sending.owed(queues.waiting(send_message.app, SEND_WORK) or set())
-    for message_id in owed:
-        send_message.apply_async((message_id,), task_id=queues.task_id(SEND_WORK, message_id))
-    return len(owed)
+    return sum(queues.queue_or_leave_to_sweep(send_message, message_id, task_id=queues.task_id(SEND_WORK, message_id))
+               for message_id in owed)

@@ -18,6 +18,8 @@ thousands is read without shipping the messages or blocking Redis for long.
 import logging
 import uuid
 
+from kombu.exceptions import OperationalError as BrokerError
+
 logger = logging.getLogger(__name__)
 
 #: Messages read per call of the script: Redis runs a script alone, so each slice stays short.
@@ -42,6 +44,17 @@ def task_id(kind: str, key) -> str:
     """A unique task id that names its work: ``kind:key:random`` (the random part keeps ids unique,
     as Celery's bookkeeping of running tasks expects)."""
     return f"{kind}:{key}:{uuid.uuid4().hex}"
+
+
+def queue_or_leave_to_sweep(task, *args, task_id: str | None = None) -> bool:
+    """Queue ``task``; with the broker away, log it and return False: the caller's work is a row a sweep
+    finds again, so a write that has committed must not fail (a 500 to an editor) for its fast path."""
+    try:
+        task.apply_async(args, task_id=task_id)
+    except (BrokerError, OSError):
+        logger.warning("Could not queue %s%r; the sweep will.", task.name, args, exc_info=True)
+        return False
+    return True
 
 
 def waiting(app, kind: str) -> set[str] | None:

@@ -131,3 +131,26 @@ def test_daily_followers_are_held_until_their_earliest_time(settings):
         expected += datetime.timedelta(days=1)
     assert held.due_at == expected
     assert Delivery.objects.get(email="mixed@example.com").state == Delivery.State.QUEUED
+
+
+def test_a_broker_away_at_publish_costs_the_writer_nothing_and_the_sweep_mails_it(
+    smtp_server, monkeypatch, caplog, django_capture_on_commit_callbacks,
+):
+    """Publishing commits whatever the broker says: the fan-out's task is only the fast path (found by the
+    Redis fault test: the digest's status POST answered 500 while Redis was stopped)."""
+    from kombu.exceptions import OperationalError
+
+    from newsletters import tasks
+
+    def refused(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(tasks.mail_published, "apply_async", refused)
+    subscriber("reader@example.com", ("wire", ""))
+    with django_capture_on_commit_callbacks(execute=True):
+        published_digest()
+    assert "the sweep will" in caplog.text
+    assert Message.objects.count() == 0 and smtp_server.messages == []
+    monkeypatch.undo()
+    tasks.sweep_newsletters()
+    assert [received.rcpt_tos for received in smtp_server.received] == [["reader@example.com"]]
