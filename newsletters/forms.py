@@ -97,3 +97,4 @@ class SubscriptionForm(forms.ModelForm):
         model = Subscription
         fields = ["cadence", "daily_at"]
         widgets = {"daily_at": forms.TimeInput(attrs={"type": "time"}, format="%H:%M")}
+        help_texts = {"cadence": "", "daily_at": ""}  # the page says it; a help text would need an element to point at
