@@ -63,7 +63,7 @@ def test_the_honeypot_is_hidden_by_the_stylesheet():
 def test_the_home_page_form_signs_up_to_the_wire(client, pages, monkeypatch):
     from newsletters import tasks
 
-    monkeypatch.setattr(tasks.send_confirmation, "delay", lambda pk: None)
+    monkeypatch.setattr(tasks.send_confirmation, "apply_async", lambda args, **options: None)
     answer = client.post("/newsletters/subscribe/", {"email": "a@example.org", "follow": "wire", "cadence": "daily"})
     assert answer.status_code == 200
     from newsletters.models import Subscription

@@ -20,7 +20,7 @@ LINK = re.compile(r"https?://\S+/newsletters/confirm/[^/\s\"<]+/")
 
 @pytest.fixture
 def worker(monkeypatch, django_capture_on_commit_callbacks):
-    """A stand-in for the Celery worker: ``send_confirmation.delay`` runs the domain code at once,
+    """A stand-in for the Celery worker: queuing ``send_confirmation`` runs the domain code at once,
     and ``worker.post(...)`` posts and runs what was queued on commit."""
 
     class Worker:
@@ -32,7 +32,11 @@ def worker(monkeypatch, django_capture_on_commit_callbacks):
                 return client.post(SUBSCRIBE, data, **extra)
 
     worker = Worker()
-    monkeypatch.setattr(tasks.send_confirmation, "delay", lambda pk: (worker.queued.append(pk), confirmations.send(pk)))
+    def run(args, **options):
+        worker.queued.append(args[0])
+        confirmations.send(*args)
+
+    monkeypatch.setattr(tasks.send_confirmation, "apply_async", run)
     return worker
 
 
@@ -207,7 +211,7 @@ def test_a_permanent_refusal_ends_the_debt(client, worker, smtp_server, tagged):
 
 
 def test_a_live_claim_is_sent_by_its_holder_only(client, worker, smtp_server, tagged, monkeypatch):
-    monkeypatch.setattr(tasks.send_confirmation, "delay", lambda pk: None)  # the task is lost
+    monkeypatch.setattr(tasks.send_confirmation, "apply_async", lambda args, **options: None)  # the task is lost
     worker.post(client, {"email": "once@example.org", "follow": "wire"})
     subscriber = Subscriber.objects.get()
     now = timezone.now()
