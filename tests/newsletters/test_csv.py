@@ -29,7 +29,7 @@ def upload(client, text: str | bytes, consented: bool = False, name: str = "peop
 def worker(monkeypatch, django_capture_on_commit_callbacks):
     """The Celery worker's part, at once: ``with worker() as queued:`` runs what commits queue, and
     ``send_confirmation`` as its domain code."""
-    monkeypatch.setattr(tasks.send_confirmation, "delay", confirmations.send)
+    monkeypatch.setattr(tasks.send_confirmation, "apply_async", lambda args, **options: confirmations.send(*args))
     return lambda: django_capture_on_commit_callbacks(execute=True)
 
 
