@@ -59,7 +59,7 @@ def send_batch(rows: list[dict], shared: dict, prefixes: tuple[str, str]) -> tup
         for index, row in enumerate(rows[done:]):
             outcomes.retry(row, str(away), tried=away.tried and index == 0)
     outcomes.write()
-    return sum(row.state == Delivery.State.SENT for row in outcomes.rows), away is not None
+    return outcomes.count(Delivery.State.SENT), away is not None
 
 
 def _send_one(connection, row: dict, shared: dict, prefixes, suppressed: set, outcomes: Outcomes) -> None:
