@@ -154,3 +154,16 @@ def test_a_broker_away_at_publish_costs_the_writer_nothing_and_the_sweep_mails_i
     monkeypatch.undo()
     tasks.sweep_newsletters()
     assert [received.rcpt_tos for received in smtp_server.received] == [["reader@example.com"]]
+
+
+def test_send_newsletters_runs_the_sweep_where_there_is_no_beat(smtp_server):
+    """`make run` has no beat: the command mails a scheduled item whose time came, as the sweep does."""
+    from django.core.management import call_command
+
+    subscriber("reader@example.com", ("wire", ""))
+    digest = published_digest(published_at=timezone.now() + datetime.timedelta(hours=1))
+    call_command("send_newsletters")
+    assert smtp_server.messages == []  # not yet
+    Digest.objects.filter(pk=digest.pk).update(published_at=timezone.now() - datetime.timedelta(minutes=1))
+    call_command("send_newsletters")
+    assert [received.rcpt_tos for received in smtp_server.received] == [["reader@example.com"]]
