@@ -10,7 +10,7 @@ widest JPEG/PNG rendition no wider than EMAIL_WIDTH (mail clients ignore ``srcse
 import html
 import re
 from html.parser import HTMLParser
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from django.conf import settings
 
@@ -20,6 +20,9 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 URL_ATTRIBUTES = {"href", "src"}
 DROPPED_IMG_ATTRIBUTES = {"srcset", "sizes", "loading", "decoding"}
 CITATION = re.compile(r"#ref-(\d+)$")
+#: What a link or image may point at in an email (the stored HTML was sanitised to these already; a rewrite
+#: must not be what lets another through).
+SAFE_SCHEMES = {"http", "https", "mailto"}
 
 
 def choose_rendition(srcset: str, src: str, width: int) -> tuple[str, int]:
@@ -48,7 +51,8 @@ class EmailRewriter(HTMLParser):
             return self.citations[int(cited.group(1))]
         if url.startswith("#"):
             return f"{self.page_url}{url}"
-        return urljoin(f"{settings.SITE_URL}/", url)
+        joined = urljoin(f"{settings.SITE_URL}/", url.strip())
+        return joined if urlsplit(joined).scheme.lower() in SAFE_SCHEMES else ""
 
     def handle_starttag(self, tag, attrs):
         if tag in {"picture", "source"}:

@@ -58,3 +58,13 @@ def test_a_post_email_shows_title_authors_and_body(settings):
     assert email.extra_headers["Message-ID"] == f"<post.{post.pk}.test{message.pk}@{settings.NEWSLETTERS_MESSAGE_ID_DOMAIN}>"
     assert 'href="https://news.example/"' in html  # its manage/unsubscribe links go home
     assert Message.objects.count() == 1
+
+
+def test_the_rewrite_never_lets_a_script_url_through():
+    """The stored HTML is sanitised already; the email's rewrite of links must not be what undoes it."""
+    from newsletters.email_html import email_html
+
+    rewritten = email_html('<a href="javascript:alert(1)">x</a><a href=" JavaScript:alert(2)">y</a>'
+                           '<img src="data:text/html,boom" alt="i"><a href="/blog/">ok</a>', "https://site/p/", {})
+    assert "javascript" not in rewritten.lower() and "data:" not in rewritten
+    assert 'href="' in rewritten and "/blog/" in rewritten
