@@ -150,7 +150,8 @@ def subscribe(topic: Topic, count: int) -> float:
     """`count` confirmed subscribers, each following `topic`, in INSERT_BATCH inserts; seconds taken."""
     from newsletters.models import Subscriber, Subscription
 
-    started, now = time.perf_counter(), timezone.now()
+    # Subscribed before the digest came out (a follow confirmed later does not get it: newsletters.fanout).
+    started, now = time.perf_counter(), timezone.now() - datetime.timedelta(days=1)
     for first in range(0, count, INSERT_BATCH):
         with transaction.atomic():
             subscribers = Subscriber.objects.bulk_create(

@@ -4,8 +4,9 @@ An item is due when it is published (``published()``: a scheduled item becomes d
 passes, with no write) within the last NEWSLETTERS_LOOKBACK_HOURS and has no fanned-out message.
 Its message is created once whatever number of processes try (the unique constraints decide;
 the loser reads the winner's row), then one ``Delivery`` is written per confirmed, unsuppressed
-subscriber following anything the item belongs to — one, whatever number of their subscriptions
-match: queued at once if any of them is "immediate", else held for the earliest daily summary.
+subscriber following anything the item belongs to since before it was published — one, whatever
+number of their subscriptions match: queued at once if any of them is "immediate", else held for the
+earliest daily summary.
 
 The subscribers are one aggregated query streamed into ``bulk_create(ignore_conflicts=True)``
 batches, so a crash half-way is resumed by running again (``fanned_out_at`` is set last), and the
@@ -40,12 +41,19 @@ def mail_published() -> int:
     count = 0
     for digest in digests:
         fan_out(message_for(digest=digest, subject=digest.headline, path=digest.get_absolute_url()),
-                digest_follows(digest))
+                digest_follows(digest), came_out(digest))
         count += 1
     for post in posts:
-        fan_out(message_for(post=post, subject=post.title, path=post.get_absolute_url()), post_follows(post))
+        fan_out(message_for(post=post, subject=post.title, path=post.get_absolute_url()), post_follows(post),
+                came_out(post))
         count += 1
     return count
+
+
+def came_out(item) -> datetime.datetime:
+    """When readers could first see the item: its ``published_at``, or later if it was published after that
+    time (backdated: moved to published through the workflow, or created published)."""
+    return max(item.published_at, item.status_changed_at or item.created_at)
 
 
 def message_for(*, subject: str, path: str, **item) -> Message:
@@ -72,12 +80,16 @@ def post_follows(post: Post) -> models.Q:
             | models.Q(kind=Subscription.Kind.AUTHOR, target__in=list(authors)))
 
 
-def followers(follows: models.Q, local_now: datetime.datetime):
-    """One row per confirmed, unsuppressed subscriber with a matching confirmed subscription (double
-    opt-in: a follow added later is confirmed from the inbox too): whether any is immediate, and their earliest daily time still to come today and earliest overall."""
+def followers(follows: models.Q, local_now: datetime.datetime, published_at: datetime.datetime):
+    """One row per confirmed, unsuppressed subscriber with a matching subscription confirmed by the time the
+    item was published (double opt-in: a follow added later is confirmed from the inbox too; and one
+    confirmed after the item came out does not get it: a new subscriber is not sent the last day's items,
+    whenever the fan-out runs): whether any is immediate, and their earliest daily time still to come
+    today and earliest overall."""
     daily = models.Q(cadence=Subscription.Cadence.DAILY)
     return (
-        Subscription.objects.filter(follows, confirmed_at__isnull=False, subscriber__state=Subscriber.State.CONFIRMED)
+        Subscription.objects.filter(follows, confirmed_at__lte=published_at,
+                                    subscriber__state=Subscriber.State.CONFIRMED)
         .exclude(subscriber__email__in=Suppression.objects.values("email"))
         .values("subscriber_id").order_by("subscriber_id")
         .annotate(
@@ -90,14 +102,15 @@ def followers(follows: models.Q, local_now: datetime.datetime):
     )
 
 
-def fan_out(message: Message, follows: models.Q) -> int:
-    """Write the message's deliveries (again, harmlessly, after a crash); ``tasks`` queues the sending."""
+def fan_out(message: Message, follows: models.Q, published_at: datetime.datetime) -> int:
+    """Write the message's deliveries to whoever followed it when it came out (``published_at``), again,
+    harmlessly, after a crash; ``tasks`` queues the sending."""
     if message.fanned_out_at is not None:
         return 0
     now = timezone.now()
     local_now = now.astimezone(zoneinfo.ZoneInfo(settings.NEWSLETTERS_TIME_ZONE))
     written, batch = 0, []
-    for row in followers(follows, local_now).iterator(chunk_size=INSERT_BATCH):
+    for row in followers(follows, local_now, published_at).iterator(chunk_size=INSERT_BATCH):
         batch.append(delivery(message, row, now, local_now))
         if len(batch) >= INSERT_BATCH:
             written += _insert(batch)
