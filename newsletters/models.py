@@ -180,7 +180,9 @@ class Delivery(models.Model):
         indexes = [
             models.Index(fields=["state", "next_attempt_at"], name="newsletters_due_idx",
                          condition=models.Q(state__in=["queued", "sending", "held"])),
-            models.Index(fields=["message", "state"], name="newsletters_progress_idx"),
+            # A message's progress by state, and a sender's claim: its queued rows in id order, read from the
+            # index with no sort (a claim sorted every queued row: 50 ms a batch at 60,000, bench/newsletters.py).
+            models.Index(fields=["message", "state", "id"], name="newsletters_progress_idx"),
         ]
 
     def __str__(self) -> str:
