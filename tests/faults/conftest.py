@@ -1,14 +1,12 @@
 """One production-like stack for the fault tests (tests/faults/stack.py), and GitHub's fake in front of it."""
 import os
 import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from .github_fake import FakeGitHub
 from .services import postgres_bin
-from .stack import HOOK_ID, REPOSITORY, SECRET, Stack
+from .stack import HOOK_ID, REPOSITORY, SECRET, Stack, running
 
 
 def pytest_collection_modifyitems(items):
@@ -25,16 +23,8 @@ def stack(make_httpserver):
         pytest.skip("the fault suite runs in the PostgreSQL + Redis pass only (it brings its own services)")
     if not shutil.which("redis-server") or postgres_bin() is None:
         pytest.skip("needs redis-server and PostgreSQL's initdb/pg_ctl")
-    directory = Path(tempfile.mkdtemp(prefix="repojournal-faults-"))
-    directory.chmod(0o755)  # the cluster runs as postgres, which must reach its data directory
-    running = Stack(directory, make_httpserver.url_for("/").rstrip("/"))
-    try:
-        running.setup()
-        yield running
-    finally:
-        running.stop()
-        if not os.environ.get("FAULTS_KEEP"):
-            shutil.rmtree(directory, ignore_errors=True)
+    with running(lambda directory: Stack(directory, make_httpserver.url_for("/").rstrip("/")), "repojournal-faults-") as stack:
+        yield stack
 
 
 @pytest.fixture

@@ -11,12 +11,15 @@ The beat runs the production schedule, with one exception: the redelivery task r
 10 s instead of every 5 minutes (``INGESTION_REDELIVERY_EVERY``), so the PostgreSQL test asks
 GitHub again within seconds; production's time is that period plus the measured recovery.
 """
+import contextlib
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -207,3 +210,19 @@ class Stack:
 
         client = redis.Redis.from_url(self.redis.url)
         return sum(client.llen(key) for key in client.scan_iter(match="celery*", _type="list"))
+
+
+@contextlib.contextmanager
+def running(make, prefix: str):
+    """A stack made by ``make(directory)`` in a new temporary directory, set up, then stopped and removed
+    (kept with FAULTS_KEEP=1, to read its logs)."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    directory.chmod(0o755)  # the clusters run as postgres, which must reach their data directories
+    stack = make(directory)
+    try:
+        stack.setup()
+        yield stack
+    finally:
+        stack.stop()
+        if not os.environ.get("FAULTS_KEEP"):
+            shutil.rmtree(directory, ignore_errors=True)

@@ -16,7 +16,6 @@ import email.parser
 import email.utils
 import os
 import shutil
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -26,7 +25,7 @@ import psycopg
 import pytest
 
 from .services import postgres_bin
-from .stack import Stack
+from .stack import Stack, running
 
 BATCH, LEASE, SWEEP, BACKOFF_MAX = 20, 10, 2, 5  # NEWSLETTERS_*: batch size, lease s, sweep s, max backoff s
 SUBSCRIBERS = 400
@@ -120,16 +119,8 @@ def newsletters():
         pytest.skip("the fault suite runs in the PostgreSQL + Redis pass only (it brings its own services)")
     if not shutil.which("redis-server") or postgres_bin() is None or not shutil.which("varnishd"):
         pytest.skip("needs redis-server, PostgreSQL's initdb/pg_ctl and varnishd (deploy/services.sh varnish)")
-    directory = Path(tempfile.mkdtemp(prefix="repojournal-newsletters-"))
-    directory.chmod(0o755)  # the cluster runs as postgres, which must reach its data directory
-    running = NewsletterStack(directory)
-    try:
-        running.setup()
-        yield running
-    finally:
-        running.stop()
-        if not os.environ.get("FAULTS_KEEP"):
-            shutil.rmtree(directory, ignore_errors=True)
+    with running(NewsletterStack, "repojournal-newsletters-") as stack:
+        yield stack
 
 
 @pytest.fixture

@@ -10,14 +10,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from tests.faults.services import free_port, postgres_bin
-from tests.faults.stack import ROOT, Stack
+from tests.faults.stack import ROOT, Stack, running
 
 #: What the tests act with: a Publisher's token (writes), another Publisher's (reads only), one digest.
 SETUP = """
@@ -82,12 +81,5 @@ def replicated():
         pytest.skip("the replica tests run in the PostgreSQL + Redis pass only (they bring their own clusters)")
     if postgres_bin() is None or not shutil.which("varnishd"):
         pytest.skip("needs PostgreSQL's server programs (initdb, pg_basebackup) and varnishd")
-    directory = Path(tempfile.mkdtemp(prefix="repojournal-replicas-"))
-    directory.chmod(0o755)  # the clusters run as postgres, which must reach their data directories
-    running = ReplicatedStack(directory)
-    try:
-        running.setup()
-        yield running
-    finally:
-        running.stop()
-        shutil.rmtree(directory, ignore_errors=True)
+    with running(ReplicatedStack, "repojournal-replicas-") as stack:
+        yield stack
