@@ -35,7 +35,8 @@ print(json.dumps({
 }))
 """
 VARIABLES = ("DJANGO_SECRET_KEY", "DJANGO_DEBUG", "DJANGO_ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "SITE_URL",
-             "DJANGO_STATIC_ROOT", "DJANGO_MEDIA_ROOT", "MEDIA_S3_BUCKET", "MEDIA_S3_ENDPOINT_URL", "MEDIA_S3_CUSTOM_DOMAIN")
+             "DJANGO_STATIC_ROOT", "DJANGO_MEDIA_ROOT", "MEDIA_S3_BUCKET", "MEDIA_S3_ENDPOINT_URL", "MEDIA_S3_CUSTOM_DOMAIN",
+             "EMAIL_HOST", "EMAIL_PORT", "EMAIL_BACKEND", "EMAIL_FILE_PATH", "EMAIL_USE_TLS")
 
 
 def run_django(settings_module: str, code: str = REPORT, **env) -> subprocess.CompletedProcess:
@@ -311,3 +312,30 @@ def test_readme_worker_command_boots(tmp_path):
         worker.terminate()
         worker.wait(timeout=30)
     assert any(" ready." in line for line in lines), "".join(lines)
+
+
+EMAIL_REPORT = """
+import json
+import django
+from django.conf import settings
+django.setup()
+print(json.dumps({name: str(getattr(settings, name)) for name in (
+    "EMAIL_BACKEND", "EMAIL_HOST", "EMAIL_PORT", "EMAIL_USE_TLS", "EMAIL_FILE_PATH")}))
+"""
+
+
+@pytest.mark.parametrize("module", ["repojournal.settings.dev", "repojournal.settings.prod"])
+def test_email_host_sends_over_smtp_whatever_the_settings_module_and_else_mail_goes_to_files(module):
+    """Issue 27: EMAIL_HOST (with Django's other EMAIL_* names) means SMTP there, `make run` included;
+    without it, each email is a file in var/mail/ where a developer reads it."""
+    def email_settings(**env):
+        result = run_django(module, EMAIL_REPORT, DJANGO_SECRET_KEY=GOOD_SECRET, **env)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    smtp = email_settings(EMAIL_HOST="smtp.example.net", EMAIL_PORT="2525", EMAIL_USE_TLS="1")
+    assert (smtp["EMAIL_BACKEND"], smtp["EMAIL_HOST"], smtp["EMAIL_PORT"], smtp["EMAIL_USE_TLS"]) == (
+        "django.core.mail.backends.smtp.EmailBackend", "smtp.example.net", "2525", "True")
+    files = email_settings()
+    assert files["EMAIL_BACKEND"] == "django.core.mail.backends.filebased.EmailBackend"
+    assert files["EMAIL_FILE_PATH"] == str(PROJECT_DIR / "var" / "mail")
