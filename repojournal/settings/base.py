@@ -10,21 +10,9 @@ from pathlib import Path
 
 import dj_database_url
 
+from .env import env_bool, env_list  # noqa: F401 (dev, prod and bench import them from here)
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    """Read a yes/no environment variable ("1", "true", "yes", "on" mean yes)."""
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    """Read a comma-separated environment variable into a list, dropping blanks."""
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 DEBUG = env_bool("DJANGO_DEBUG", False)

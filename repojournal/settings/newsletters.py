@@ -10,20 +10,16 @@ at /newsletters/anymail/<provider>/tracking/ suppress hard bounces and complaint
 import os
 from pathlib import Path
 
+from .env import env_bool
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-
-
-def _bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    return default if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
-
 
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
 EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = _bool("EMAIL_USE_TLS")
-EMAIL_USE_SSL = _bool("EMAIL_USE_SSL")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL")
 EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "30"))
 EMAIL_FILE_PATH = Path(os.environ.get("EMAIL_FILE_PATH") or BASE_DIR / "var" / "mail")
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
