@@ -46,9 +46,10 @@ def bench_environment(tmp_path: Path) -> dict[str, str]:
 def quick_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("bench")
     output, docs = tmp_path / "results.json", tmp_path / "benchmarks.md"
+    # ~15 min on 2 cores (its edge, replica and newsletter phases each start a topology): 30 min is a safety net.
     completed = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--output", str(output), "--docs", str(docs)],
-        cwd=ROOT, env=bench_environment(tmp_path), capture_output=True, text=True, timeout=1800,  # ~15 min on 2 cores: three topologies come and go
+        cwd=ROOT, env=bench_environment(tmp_path), capture_output=True, text=True, timeout=1800,
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
     return json.loads(output.read_text()), docs
