@@ -74,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     from . import report
+    from .database import ensure_own_broker
     from .run import run
+
+    ensure_own_broker()
 
     config = configure(args)
     if args.only_edge:

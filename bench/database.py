@@ -27,3 +27,25 @@ def ensure_bench_database(url: str) -> None:
         exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
             connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def ensure_own_broker() -> None:
+    """Refuse a Redis database whose queue other Celery workers already consume.
+
+    The bench starts its own workers and times what they do. A worker already on the queue (a
+    ``make up`` topology, the test suite's edge topology, a bench killed before it cleaned up) takes
+    some of the bench's tasks and looks for their rows in its own database: the bench then waits for
+    work that was done elsewhere, or never is (seen in CI: an ingestion phase that ran into its
+    timeout and a newsletter send that reached no one). Control broadcasts are scoped to the Redis
+    database, so a ping reaches exactly the workers that share the bench's queue.
+    """
+    from django.conf import settings
+
+    if not settings.REDIS_URL:
+        return  # tasks run inline: there is no queue to share
+    from repojournal.celery import app
+
+    workers = sorted(name for reply in app.control.ping(timeout=1.0) or [] for name in reply)
+    if workers:
+        raise SystemExit(f"Refusing to benchmark on {settings.REDIS_URL}: Celery workers already consume its queue "
+                         f"({', '.join(workers)}). Give the bench a Redis database of its own (REDIS_URL=redis://…/<n>).")

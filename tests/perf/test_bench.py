@@ -38,8 +38,17 @@ def bench_environment(tmp_path: Path) -> dict[str, str]:
     else:
         env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'bench.sqlite3'}"
     if os.environ.get("REDIS_URL"):  # the harness clears it: the database the settings name, no other
-        env["REDIS_URL"] = os.environ["REDIS_URL"]
+        env["REDIS_URL"] = own_redis_database(os.environ["REDIS_URL"])
     return env
+
+
+def own_redis_database(url: str) -> str:
+    """The Redis database after the suite's, as the bench's PostgreSQL database is its own: the session's edge
+    topology (tests/edge) keeps a worker on the suite's queue until the session ends, and the bench refuses a
+    queue other workers consume (bench/database.py)."""
+    parts = urlsplit(url)
+    number = int(parts.path.strip("/") or 0)
+    return parts._replace(path=f"/{(number + 1) % 16}").geturl()
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +84,15 @@ def test_figures_are_measured_and_ratios_are_to_the_same_phase_baseline(quick_ru
         assert item["rps"] > 0 and 0 < item["p50_ms"] <= item["p99_ms"], name
         assert len(item["rounds"]) >= 2, name
         baseline = targets[("baseline", "cold" if state == "none" else state)]
-        # rps is stored rounded to 0.1 req/s and the ratio from the unrounded figures: 1% covers the
-        # rounding at a few req/s, and ratios to another phase's baseline differ by far more.
-        assert item["ratio"] == pytest.approx(item["rps"] / baseline["rps"], rel=0.01, abs=1e-4), name
+        low, high = ratio_bounds(item["rps"], baseline["rps"])
+        assert low <= item["ratio"] <= high, (name, item["ratio"], low, high)
+
+
+def ratio_bounds(rps: float, baseline_rps: float) -> tuple[float, float]:
+    """What the stored ratio can be given the stored figures: req/s are rounded to 0.1 and the ratio, taken from
+    the unrounded ones, to 4 places (at a few req/s the rounding alone moves it by percents; a ratio to another
+    phase's baseline is off by far more)."""
+    return ((rps - 0.05) / (baseline_rps + 0.05) - 5e-5, (rps + 0.05) / (baseline_rps - 0.05) + 5e-5)
 
 
 def test_warm_pages_are_served_from_the_cache_without_sql(quick_run):
