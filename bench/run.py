@@ -3,7 +3,8 @@
 Targets alternate (baseline, home, wire, ... baseline, home, ...) over several
 rounds, each after its own warm-up, so a noisy neighbour on this shared machine
 slows every target alike instead of one; ratios are taken against the baseline
-measured in the same phase of the same run.
+measured in the same phase of the same run. The admin's pages are also loaded on
+both archives side by side (bench/side_by_side.py), where the scales are compared.
 """
 import statistics
 import sys
@@ -15,9 +16,9 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.core.management import call_command
 
-from . import edge, hit_ratio, ingest, load, newsletters, replicas
+from . import edge, hit_ratio, ingest, load, newsletters, replicas, side_by_side
 from .generate import Generator, Scale
-from .targets import Target, build_targets, check, count_queries, phase_settings
+from .targets import Target, admin_targets, build_targets, check, count_queries, phase_settings
 
 
 @dataclass
@@ -99,7 +100,8 @@ def summarise(target: Target, runs: list[load.Load], baseline_rps: float, cache_
     }
 
 
-def measure_scale(factor: float, config: Config) -> dict:
+def measure_scale(factor: float, config: Config) -> tuple[dict, list[Target]]:
+    """Generate the archive at `factor` and measure every target in every phase; the figures and the targets."""
     scale = Scale().times(factor)
     log(f"generating {scale}")
     timings = Generator(scale).run()
@@ -118,13 +120,58 @@ def measure_scale(factor: float, config: Config) -> dict:
                     state = cache_state if target.kind in CACHED_KINDS else "none"
                     results.append(summarise(target, runs[target.name], baseline_rps, state,
                                              count_queries(target, state)[0]))
-    return {"factor": factor, "scale": scale.__dict__, "generation_seconds": timings, "targets": results}
+    return {"factor": factor, "scale": scale.__dict__, "generation_seconds": timings, "targets": results}, targets
+
+
+def measure_scales(config: Config) -> tuple[list[dict], dict | None]:
+    """The tenth (when asked) and the full scale, then the admin at both side by side (bench/side_by_side.py)."""
+    if not config.tenth:
+        return [measure_scale(config.scale, config)[0]], None
+    tenth, tenth_targets = measure_scale(config.scale / 10, config)
+    scales = [tenth]
+
+    def full_scale() -> list[Target]:
+        measured, targets = measure_scale(config.scale, config)
+        scales.append(measured)
+        return targets
+
+    return scales, admin_side_by_side(config, tenth_targets, full_scale)
+
+
+def admin_side_by_side(config: Config, tenth_targets: list[Target], full_scale) -> dict:
+    """Copy the tenth's database, make the full archive (``full_scale()``: its targets), load the admin on both."""
+    tenth_url = side_by_side.snapshot()
+    try:
+        full_targets = full_scale()
+        log("admin: the full archive and a tenth, side by side")
+
+        def load_target(base: str, target: Target) -> load.Load:
+            warm_up(base + target.path, target, config.warmup_seconds, "")
+            return run_wrk(base + target.path, target, config.seconds, "")
+
+        return side_by_side.measure([t for t in full_targets if t.kind == "admin"],
+                                    [t for t in tenth_targets if t.kind == "admin"], tenth_url, config.rounds,
+                                    config.seconds, load_target)
+    finally:
+        side_by_side.drop(tenth_url)
+
+
+def run_admin_only(config: Config) -> dict:
+    """`--only-admin`: generate a tenth and the full archive (nothing else measured), then the admin side by side."""
+    call_command("migrate", interactive=False, verbosity=0)
+
+    def generated(factor: float) -> list[Target]:
+        log(f"generating {Scale().times(factor)}")
+        Generator(Scale().times(factor)).run()
+        return admin_targets()
+
+    tenth_targets = generated(config.scale / 10)
+    return admin_side_by_side(config, tenth_targets, lambda: generated(config.scale))
 
 
 def run(config: Config) -> dict:
     call_command("migrate", interactive=False, verbosity=0)
-    factors = [config.scale / 10, config.scale] if config.tenth else [config.scale]
-    scales = [measure_scale(factor, config) for factor in factors]
+    scales, admin = measure_scales(config)
     log("ingestion")
     ingestion = ingest.measure(config.listing_items, config.deliveries)
     log("page cache hit ratio under webhooks")
@@ -137,8 +184,8 @@ def run(config: Config) -> dict:
     measured_replicas = measure_replicas(config)
     log(f"newsletters: one digest to {config.newsletter_subscribers:,} subscribers")
     measured_newsletters = newsletters.measure(config.newsletter_subscribers)
-    return {"scales": scales, "ingestion": ingestion, "edge": measured_edge, "replicas": measured_replicas,
-            "newsletters": measured_newsletters, "config": config.__dict__}
+    return {"scales": scales, "admin_side_by_side": admin, "ingestion": ingestion, "edge": measured_edge,
+            "replicas": measured_replicas, "newsletters": measured_newsletters, "config": config.__dict__}
 
 
 def measure_edge(config: Config) -> dict:

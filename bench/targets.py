@@ -135,8 +135,6 @@ def build_targets() -> list[Target]:
         Target("api posts cursor 100", posts_deep, "api", note=f"page {posts_page}",
                crawled_from=posts_first, crawl="api"),
         webhook_target(),
-        Target("newsroom (Publisher)", "/admin/", "admin", note="signed in",
-               headers={"Cookie": newsroom.session_cookie()}),
         *admin_targets(),
     ]
 
@@ -161,11 +159,14 @@ def _most_cited_digest() -> Digest:
 
 
 def admin_targets() -> list[Target]:
-    """The admin pages above and the change form of the digest with the most citations, signed in as a superuser."""
+    """The newsroom signed in as the Publisher; the admin pages above and the change form of the digest with the
+    most citations, signed in as a superuser."""
     headers = {"Cookie": newsroom.session_cookie(newsroom.SUPERUSER)}
     digest = _most_cited_digest()
     pages = [*ADMIN_PAGES, ("admin digest change form", f"/admin/digests/digest/{digest.pk}/change/")]
-    return [Target(name, path, "admin", note="superuser", headers=headers) for name, path in pages]
+    return [Target("newsroom (Publisher)", "/admin/", "admin", note="signed in",
+                   headers={"Cookie": newsroom.session_cookie()}),
+            *(Target(name, path, "admin", note="superuser", headers=headers) for name, path in pages)]
 
 
 def path_on(target: Target, fetch) -> str:

@@ -7,6 +7,7 @@ with wrk and checks the shape and the internal consistency of what it wrote.
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -185,6 +186,36 @@ def test_the_admin_lists_keep_their_queries_and_speed_between_scales(quick_run):
         assert checks[f"{name} (none) queries"]["bar"] == "<= 12", name
         assert checks[f"{name} (none) queries same at both scales"]["ok"], name
         assert f"{name} (none) throughput tenth -> full scale" in checks, name
+
+
+def test_the_admin_is_loaded_side_by_side_at_both_scales(quick_run):
+    """Issue 26: the ±10% bar is judged on the two archives loaded in alternation, not on phases minutes apart."""
+    results, docs = quick_run
+    phase = results["admin_side_by_side"]
+    assert {target["name"] for target in phase["targets"]} == ADMIN_NAMES | {"newsroom (Publisher)"}
+    assert phase["rounds"] >= 3
+    checks = {check["check"]: check for check in results["checks"]}
+    for target in phase["targets"]:
+        assert target["full_rps"] > 0 and target["tenth_rps"] > 0, target["name"]
+        assert len(target["round_changes"]) == phase["rounds"], target["name"]
+        assert target["change"] == pytest.approx(statistics.median(target["round_changes"]), abs=1e-3)
+        check = checks[f"{target['name']} (none) throughput tenth -> full scale"]
+        assert check["value"] == target["change"] and check["ok"] == (abs(target["change"]) <= 0.10)
+    assert "side by side (bench/side_by_side.py):** 3 rounds" in docs.read_text()
+
+
+def test_the_tenth_archive_copy_is_dropped_after_the_run(quick_run):
+    _, docs = quick_run
+    database = os.environ.get("DATABASE_URL", "")
+    if not database.startswith("postgres"):
+        assert (docs.parent / "bench.sqlite3").exists() and not (docs.parent / "bench_tenth.sqlite3").exists()
+        return
+    import psycopg
+
+    name = urlsplit(bench_environment(docs.parent)["DATABASE_URL"]).path.strip("/")
+    with psycopg.connect(urlsplit(database)._replace(path="/postgres").geturl()) as connection:
+        found = connection.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{name}%"]).fetchall()
+    assert [row[0] for row in found] == [name]
 
 
 def test_the_edge_reports_bytes_per_page_compressed_and_not(quick_run):

@@ -75,3 +75,22 @@ def test_a_lost_newsletter_fails_its_check_and_the_run():
     passed = report.newsletter_checks(newsletter_phase(received=10))
     assert all(check["ok"] for check in passed) and refuse_lost(report.newsletter_failures({"checks": passed})) == 0
     assert not report.newsletter_checks({"skipped": "no Redis"})
+
+
+def test_a_side_by_side_change_is_the_median_of_each_rounds_pair():
+    """Issue 26: each round pairs the full archive with the tenth; a slow round on both cancels out."""
+    from bench.load import Load
+    from bench.side_by_side import checks, summarise
+
+    def runs(*rps):
+        return [Load(requests=round(value * 10), seconds=10, p50_ms=1, p99_ms=2, errors=0) for value in rps]
+
+    item = summarise("admin posts", {"full": runs(95, 50, 104), "tenth": runs(100, 50, 100)})
+    assert item["round_changes"] == [-0.05, 0.0, 0.04] and item["change"] == 0.0
+    assert (item["full_rps"], item["tenth_rps"]) == (95, 100)
+    moved = summarise("admin posts", {"full": runs(80, 85, 120), "tenth": runs(100, 100, 100)})
+    assert moved["change"] == -0.15
+    judged = checks({"targets": [item, moved]})
+    assert [(check["check"], check["ok"]) for check in judged] == [
+        ("admin posts (none) throughput tenth -> full scale", True),
+        ("admin posts (none) throughput tenth -> full scale", False)]
