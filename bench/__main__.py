@@ -145,4 +145,3 @@ def refuse_lost(failures: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
