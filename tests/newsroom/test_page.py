@@ -107,6 +107,20 @@ def test_going_out_next_lists_the_next_seven_days_in_the_editors_time_zone(clien
     assert f'<time datetime="{tokyo.isoformat()}">{tokyo:%a} {tokyo.day} {tokyo:%b, %H:%M} JST</time>' in page
 
 
+def test_a_section_of_posts_and_digests_is_the_first_rows_of_both_merged_in_order():
+    """Each part of the UNION is ordered and cut where the database allows it; the merge must still be exact."""
+    from newsroom import sections
+
+    last = 3 * sections.ROWS  # more of each kind than a part may hold, created latest first
+    for hour in range(last - 1, 0, -2):
+        scheduled("post", hours_ahead=hour, title=f"Post at {hour}")
+        scheduled("digest", hours_ahead=hour + 1, headline=f"Digest at {hour + 1}")
+    found = sections.going_out_next(list(sections.MODELS.values()), timezone.now())
+    hours = [int(item.label.rsplit(" ", 1)[1]) for item in found.items]
+    assert hours == list(range(1, sections.ROWS + 1)) and found.more
+    assert [item.kind for item in found.items] == ["post", "digest"] * (sections.ROWS // 2)
+
+
 def test_yours_lists_your_drafts_newest_edit_first_and_says_who_returned_one(client, editor, publisher):
     mine = draft("post", title="My own draft", created_by=editor)
     edited = draft("digest", headline="Draft I edited", created_by=publisher, edited_by=editor)
