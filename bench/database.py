@@ -19,14 +19,17 @@ def ensure_bench_database(url: str) -> None:
         return
     if not re.fullmatch(r"[A-Za-z0-9_]+", name):
         raise SystemExit(f"Benchmark database names are letters, digits and underscores, not {name!r}.")
-    import psycopg
-
-    parts = urlsplit(url)
-    admin_url = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin_url, autocommit=True) as connection:
+    with admin_connection(url) as connection:
         exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
             connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def admin_connection(url: str):
+    """An autocommit connection to the server's ``postgres`` database: databases are created and dropped from there."""
+    import psycopg
+
+    return psycopg.connect(urlsplit(url)._replace(path="/postgres").geturl(), autocommit=True)
 
 
 def ensure_own_broker() -> None:

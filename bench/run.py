@@ -18,7 +18,7 @@ from django.core.management import call_command
 
 from . import edge, hit_ratio, ingest, load, newsletters, replicas, side_by_side
 from .generate import Generator, Scale
-from .targets import Target, admin_targets, build_targets, check, count_queries, phase_settings
+from .targets import Target, admin_targets, build_targets, check, count_queries, phase_env
 
 
 @dataclass
@@ -76,9 +76,7 @@ def phase(targets: list[Target], config: Config, cache_state: str, body_file: st
     measured = [t for t in targets if measured_in(t, cache_state)]
     runs: dict[str, list[load.Load]] = {t.name: [] for t in measured}
     cache.clear()
-    env = {name: str(int(value) if isinstance(value, bool) else value)
-           for name, value in phase_settings(cache_state).items()}
-    with load.gunicorn(env) as base:
+    with load.gunicorn(phase_env(cache_state)) as base:
         for number in range(1, config.rounds + 1):
             log(f"{cache_state}: round {number}/{config.rounds}")
             for target in measured:

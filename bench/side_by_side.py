@@ -24,7 +24,8 @@ import dj_database_url
 from django.db import connections
 
 from . import load
-from .targets import Target, phase_settings
+from .database import admin_connection
+from .targets import Target, phase_env
 
 #: A median of per-round pairs needs three to set an outlier aside.
 MIN_ROUNDS = 3
@@ -44,7 +45,7 @@ def snapshot() -> str:
         shutil.copyfile(source, copy)
         return f"sqlite:///{copy}"
     name, copy = config["NAME"], f"{config['NAME']}{COPY_SUFFIX}"
-    with _admin_connection(url) as admin:
+    with admin_connection(url) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}"')
     return urlsplit(url)._replace(path=f"/{copy}").geturl()
@@ -55,14 +56,8 @@ def drop(url: str) -> None:
     if config["ENGINE"] != "django.db.backends.postgresql":
         Path(config["NAME"]).unlink(missing_ok=True)
         return
-    with _admin_connection(url) as admin:
+    with admin_connection(url) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{config["NAME"]}" WITH (FORCE)')
-
-
-def _admin_connection(url: str):
-    import psycopg
-
-    return psycopg.connect(urlsplit(url)._replace(path="/postgres").geturl(), autocommit=True)
 
 
 def measure(full: list[Target], tenth: list[Target], tenth_url: str, rounds: int, seconds: float,
@@ -71,7 +66,7 @@ def measure(full: list[Target], tenth: list[Target], tenth_url: str, rounds: int
     ``load_target(base_url, target)`` warms up and measures one target as the scales' phases do."""
     rounds = max(MIN_ROUNDS, rounds)
     tenth_by_name = {target.name: target for target in tenth}
-    env = {name: str(int(value) if isinstance(value, bool) else value) for name, value in phase_settings("cold").items()}
+    env = phase_env("cold")
     runs = {target.name: {"full": [], "tenth": []} for target in full}
     started = time.perf_counter()
     with load.gunicorn(env) as full_base, load.gunicorn({**env, "DATABASE_URL": tenth_url}) as tenth_base:

@@ -192,6 +192,12 @@ def phase_settings(cache_state: str) -> dict:
             "PAGE_CACHE_LOCAL_SECONDS": 0 if cache_state == "warm-redis" else settings.PAGE_CACHE_LOCAL_SECONDS}
 
 
+def phase_env(cache_state: str) -> dict[str, str]:
+    """``phase_settings`` as environment variables for a gunicorn serving that phase."""
+    return {name: str(int(value) if isinstance(value, bool) else value)
+            for name, value in phase_settings(cache_state).items()}
+
+
 def count_queries(target: Target, cache_state: str) -> tuple[int, int]:
     """(SQL queries, status) of one request in the given cache state."""
     client = Client()
