@@ -132,13 +132,13 @@ class PlainCount(Func):
 
 
 def references_since_draft():
-    """References of a drafted digest's topic's repositories created after its draft was (last) generated.
+    """References of a drafted digest's topic created after its draft was (last) generated.
 
-    A correlated count per row of the one statement listing the drafts, read from the
-    (repository, created_at) index: a range per repository of the topic.
+    A correlated count per row of the one statement listing the drafts, one range of the
+    (topic, created_at) index each: ``Reference.topic`` is the repository's, kept by the
+    database, so the count reads the references counted and not every repository of the topic.
     """
-    arrived = Reference.objects.filter(repository__topic=OuterRef("digest__topic"),
-                                       created_at__gt=OuterRef("generated_at"))
+    arrived = Reference.objects.filter(topic=OuterRef("digest__topic"), created_at__gt=OuterRef("generated_at"))
     return Coalesce(Subquery(arrived.order_by().annotate(count=PlainCount("pk")).values("count")), 0)
 
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 from publishing.rendering import render_github_markdown
 
 from .. import cards
-from .topics import Repository, digest_model
+from .topics import Repository, Topic, digest_model
 
 
 def chart_start(weeks: int, today: "datetime.date | None" = None) -> "datetime.date":
@@ -239,6 +239,13 @@ class Reference(models.Model):
                   "(triggers, migration 0014) on every change to citations and to a digest's status or "
                   "publication time; a value written here is replaced by the computed one.",
     )
+    topic = models.ForeignKey(
+        Topic, null=True, blank=True, editable=False, on_delete=models.DO_NOTHING, db_constraint=False,
+        db_index=False, related_name="+",
+        help_text="Its repository's topic, kept by the database itself (triggers, migration 0021) when a "
+                  "reference is stored or moved and when its repository changes topic; a value written "
+                  "here is replaced. The newsroom counts a topic's new references by it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -253,9 +260,9 @@ class Reference(models.Model):
             # The API's references of one repository in sync order (updated_at, id): a page walks
             # this repository's rows in order and stops, however many it has.
             models.Index(fields=["repository", "updated_at", "id"], name="reference_repository_updated"),
-            # The newsroom's drafted digests: how many references of a topic's repositories arrived
-            # after a draft, counted from this index alone (a range per repository).
-            models.Index(fields=["repository", "created_at"], name="reference_repository_created"),
+            # The newsroom's drafted digests: how many references of a topic arrived after a draft,
+            # counted from this index alone (one range, however many repositories the topic has).
+            models.Index(fields=["topic", "created_at"], name="reference_topic_created"),
             # The admin's list in its default order (a page is a walk of this index) and its search's
             # exact look-ups: a number or tag, an author's login, the start of a SHA (pattern_ops on PostgreSQL).
             models.Index(fields=["-merged_at", "-opened_at", "-id"], name="reference_admin_order"),
