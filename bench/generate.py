@@ -12,9 +12,11 @@ import dataclasses
 import datetime
 import html
 import itertools
+import json
 import random
 import time
 
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from django.utils.html import strip_tags
@@ -30,6 +32,7 @@ from digests.factories import (
 from digests.models import (
     ActionItem, Digest, DigestReference, FAQEntry, MergeTally, Reference, Repository, Topic,
 )
+from ingestion.models import WebhookDelivery
 from publishing.rendering import cut_at_word, render_markdown
 from publishing.workflow import Status
 
@@ -54,6 +57,8 @@ class Scale:
     action_items: int = 10_000
     topics: int = 12
     repositories: int = 400
+    #: Webhook deliveries: a month of them (what retention keeps), about 1,000 a day at the full archive.
+    deliveries: int = 30_000
 
     def times(self, factor: float) -> "Scale":
         """This scale multiplied by `factor` (every count at least 2, topics kept)."""
@@ -69,7 +74,7 @@ def weights(count: int, exponent: float = 1.0) -> list[float]:
 def wipe() -> None:
     """Empty every table the generator fills (and what hangs off them)."""
     models = [FAQEntry, ActionItem, DigestReference, Digest, Reference, MergeTally, Repository, Topic,
-              TaggedPost, PostAuthor, Post, Author, Tag]
+              TaggedPost, PostAuthor, Post, Author, Tag, WebhookDelivery]
     if connection.vendor == "postgresql":
         tables = ", ".join(model._meta.db_table for model in models)
         with connection.cursor() as cursor:
@@ -127,6 +132,7 @@ class Generator:
         digests = self._timed("digests", lambda: self.digests(repositories, references))
         self._timed("action_items", lambda: self.action_items(digests, repositories))
         self._timed("digest_parts", self.digest_parts)
+        self._timed("deliveries", lambda: self.deliveries(repositories))
         # What beat's fold_merge_tallies does every five minutes in production: sum the charts' tally.
         self._timed("merge_tallies", MergeTally.objects.fold)
         self._timed("newsroom", lambda: newsroom.fill(self))  # the admin's front page: bench/newsroom.py
@@ -272,3 +278,26 @@ class Generator:
             )
 
         bulk(ActionItem, (build(i) for i in range(self.scale.action_items)))
+
+    # Ingestion ----------------------------------------------------------------------------
+
+    def deliveries(self, repositories: list[Repository]) -> None:
+        """The last month's webhook deliveries, as retention leaves them: bodies of the last week only
+        (compact ones: the admin lists never read them), one in a hundred failed for good."""
+        events = [("pull_request", "closed"), ("push", ""), ("issues", "opened"), ("release", "published")]
+        month = datetime.timedelta(days=settings.RETENTION_WEBHOOK_DELIVERY_DAYS)
+        with_body = datetime.timedelta(days=settings.RETENTION_WEBHOOK_BODY_DAYS)
+
+        def build(i: int) -> WebhookDelivery:
+            (event, action), repository = self.random.choices(events, [50, 30, 15, 5])[0], self.random.choice(repositories)
+            received = self.now - month * (1 - i / self.scale.deliveries)
+            payload = {"action": action, "repository": {"full_name": repository.full_name}}
+            failed = i % 100 == 99
+            return WebhookDelivery(
+                guid=f"archive-{i}", event=event, action=action, repository_full_name=repository.full_name,
+                headers={"X-GitHub-Event": event}, received_at=received, processed_at=received,
+                body=json.dumps(payload).encode() if self.now - received <= with_body else b"", attempts=6 if failed else 1,
+                state=WebhookDelivery.State.FAILED if failed else WebhookDelivery.State.PROCESSED,
+                detail="HTTP 502 from GitHub" if failed else "")
+
+        bulk(WebhookDelivery, (build(i) for i in range(self.scale.deliveries)))
