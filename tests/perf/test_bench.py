@@ -193,7 +193,7 @@ def test_the_admin_is_loaded_side_by_side_at_both_scales(quick_run):
     results, docs = quick_run
     phase = results["admin_side_by_side"]
     assert {target["name"] for target in phase["targets"]} == ADMIN_NAMES | {"newsroom (Publisher)"}
-    assert phase["rounds"] >= 3
+    assert phase["rounds"] >= 5
     checks = {check["check"]: check for check in results["checks"]}
     for target in phase["targets"]:
         assert target["full_rps"] > 0 and target["tenth_rps"] > 0, target["name"]
@@ -201,7 +201,7 @@ def test_the_admin_is_loaded_side_by_side_at_both_scales(quick_run):
         assert target["change"] == pytest.approx(statistics.median(target["round_changes"]), abs=1e-3)
         check = checks[f"{target['name']} (none) throughput tenth -> full scale"]
         assert check["value"] == target["change"] and check["ok"] == (abs(target["change"]) <= 0.10)
-    assert "side by side (bench/side_by_side.py):** 3 rounds" in docs.read_text()
+    assert "side by side (bench/side_by_side.py):** 5 rounds" in docs.read_text()
 
 
 def test_the_tenth_archive_copy_is_dropped_after_the_run(quick_run):
