@@ -289,14 +289,16 @@ class Generator:
         with_body = datetime.timedelta(days=settings.RETENTION_WEBHOOK_BODY_DAYS)
 
         def build(i: int) -> WebhookDelivery:
-            (event, action), repository = self.random.choices(events, [50, 30, 15, 5])[0], self.random.choice(repositories)
+            event, action = self.random.choices(events, [50, 30, 15, 5])[0]
+            repository = self.random.choice(repositories)
             received = self.now - month * (1 - i / self.scale.deliveries)
             payload = {"action": action, "repository": {"full_name": repository.full_name}}
             failed = i % 100 == 99
             return WebhookDelivery(
                 guid=f"archive-{i}", event=event, action=action, repository_full_name=repository.full_name,
                 headers={"X-GitHub-Event": event}, received_at=received, processed_at=received,
-                body=json.dumps(payload).encode() if self.now - received <= with_body else b"", attempts=6 if failed else 1,
+                body=json.dumps(payload).encode() if self.now - received <= with_body else b"",
+                attempts=6 if failed else 1,
                 state=WebhookDelivery.State.FAILED if failed else WebhookDelivery.State.PROCESSED,
                 detail="HTTP 502 from GitHub" if failed else "")
 
