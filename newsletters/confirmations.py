@@ -70,7 +70,7 @@ def send(subscriber_id: int) -> bool:
     claimed = Subscriber.objects.filter(pk=subscriber_id, confirmation_requested_at=subscriber.confirmation_requested_at,
                                         confirmation_sent_at=now)
     pending = list(subscriber.subscriptions.filter(confirmed_at__isnull=True).order_by("created_at"))
-    if not pending or Suppression.objects.filter(email__iexact=subscriber.email).exists():
+    if not pending or Suppression.objects.for_address(subscriber.email).exists():
         claimed.update(confirmation_requested_at=None, confirmation_sent_at=None)
         return False
     try:

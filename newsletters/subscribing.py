@@ -26,7 +26,7 @@ from .models import Subscriber, Subscription, Suppression
 
 def subscribe(email: str, kind: str, target: str, cadence: str, daily_at: datetime.time) -> Subscriber | None:
     """Sign `email` (normalised) up to (kind, target); None when the address is suppressed."""
-    if Suppression.objects.filter(email__iexact=email).exists():
+    if Suppression.objects.for_address(email).exists():
         return None
     with transaction.atomic():
         subscriber = _locked_subscriber(email)
@@ -47,14 +47,14 @@ def subscribe(email: str, kind: str, target: str, cadence: str, daily_at: dateti
 
 def _locked_subscriber(email: str) -> Subscriber:
     """The subscriber with this address (any case), locked for this transaction; created if new."""
-    existing = Subscriber.objects.select_for_update().filter(email__iexact=email).first()
+    existing = Subscriber.objects.select_for_update().for_address(email).first()
     if existing is not None:
         return existing
     try:
         with transaction.atomic():
             return Subscriber.objects.create(email=email)
     except IntegrityError:  # another request created it meanwhile
-        return Subscriber.objects.select_for_update().get(email__iexact=email)
+        return Subscriber.objects.select_for_update().for_address(email).get()
 
 
 def confirm(subscriber: Subscriber) -> None:

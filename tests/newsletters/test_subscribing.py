@@ -5,10 +5,12 @@ import re
 
 import pytest
 from django.core import signing
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from blog.factories import PostFactory
-from newsletters import confirmations, links, tasks
+from newsletters import confirmations, links, subscribing, tasks
 from newsletters.models import Subscriber, Subscription, Suppression
 from publishing.workflow import Status
 
@@ -229,3 +231,34 @@ def test_the_sign_up_page_is_never_cached(client, tagged):
     assert page.status_code == 200 and b'name="follow" value="tag:cuda"' in page.content
     assert "no-store" in page["Cache-Control"] and "private" in page["Cache-Control"]
     assert client.put(SUBSCRIBE).status_code == 405
+
+
+def plan(sql: str) -> str:
+    explain = "EXPLAIN " if connection.vendor == "postgresql" else "EXPLAIN QUERY PLAN "
+    with connection.cursor() as cursor:
+        cursor.execute(explain + sql)
+        return "\n".join(" ".join(str(cell) for cell in row) for row in cursor.fetchall())
+
+
+def test_sign_up_finds_the_address_through_an_index_not_a_scan(db):
+    """Each look-up of an address a sign-up makes (is it suppressed? is it stored, any case?) is read
+    through the Lower("email") indexes: PostgreSQL's EXPLAIN (after ANALYZE, with 5,000 subscribers)
+    and SQLite's EXPLAIN QUERY PLAN name them. ``email__iexact`` was a sequential scan on both."""
+    Subscriber.objects.bulk_create(Subscriber(email=f"reader{n}@example.org") for n in range(5000))
+    Suppression.objects.bulk_create(Suppression(email=f"gone{n}@example.org", reason="bounced") for n in range(2000))
+    Subscriber.objects.create(email="Ada@example.org")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE newsletters_subscriber" if connection.vendor == "postgresql" else "ANALYZE")
+        if connection.vendor == "postgresql":
+            cursor.execute("ANALYZE newsletters_suppression")
+    with CaptureQueriesContext(connection) as captured:
+        found = subscribing.subscribe("ada@EXAMPLE.org", "wire", "", "immediate", datetime.time(8))
+    assert found.email == "Ada@example.org"  # found whatever its case: no second subscriber
+    tables = {"newsletters_subscriber": "newsletters_subscriber_lower",
+              "newsletters_suppression": "newsletters_suppression_lower"}
+    look_ups = [(query["sql"], index) for query in captured for table, index in tables.items()
+                if query["sql"].startswith("SELECT") and f'FROM "{table}" WHERE' in query["sql"]]
+    assert sorted(index for _sql, index in look_ups) == sorted(tables.values()), look_ups  # one of each
+    for sql, index in look_ups:
+        shown = plan(sql)
+        assert index in shown and "Seq Scan" not in shown, (sql, shown)
