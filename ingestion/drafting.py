@@ -5,6 +5,10 @@ it. What it generated last time is kept in a DigestDraft record; a field whose
 current value still equals that is the generator's and may be rewritten, any
 other value is the editor's and is never touched. References are only ever
 added, under new numbers, so citations in edited text stay valid.
+
+With ``DRAFTING_MODEL_URL`` set, a language model writes the text
+(``drafting_writer``, docs/drafting.md) and the rule-based writer here writes
+it only when the model's draft fails; unset, nothing calls out.
 """
 import datetime
 from dataclasses import dataclass, field
@@ -17,7 +21,7 @@ from django.utils import timezone
 from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Reference
 from publishing.workflow import Status
 
-from . import drafting_text
+from . import drafting_model, drafting_text, drafting_writer
 from .drafting_changes import fold, without_merge_commits
 from .bots import exclude_bots
 from .models import DigestDraft, IngestionRun
@@ -36,6 +40,7 @@ class DraftResult:
     refreshed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     skipped: str = ""
+    written: drafting_writer.Written | None = None  # the model writer's account, if it was asked
 
     def summary(self) -> str:
         if self.skipped:
@@ -45,6 +50,8 @@ class DraftResult:
         lines += [f"  new: [{item.number}] {item.reference.display_title}" for item in self.added]
         if self.kept:
             lines.append(f"  kept editor changes to: {', '.join(self.kept)}")
+        if self.written is not None:
+            lines.append(self.written.report())
         return "\n".join(lines)
 
 
@@ -115,9 +122,14 @@ def _apply(digest: Digest, name: str, value) -> None:
         )
 
 
-def _generate(digest: Digest) -> dict:
-    """Fresh text for the generator-owned fields (but the FAQ), from the digest's citations."""
+def _generate(digest: Digest, record: DigestDraft | None, result: DraftResult, use_model: bool) -> dict:
+    """Fresh text for the generator-owned fields, from the digest's citations: the model's if it is
+    configured and its draft passes, else the rule-based writer's (without the FAQ, made from the rest)."""
     changes = fold(list(digest.digest_references.select_related("reference__repository").order_by("number")))
+    if use_model:
+        result.written = drafting_writer.write(digest, changes, record)
+        if result.written.fields is not None:
+            return result.written.fields
     return {
         "headline": drafting_text.headline(changes),
         "summary": drafting_text.summary(changes),
@@ -156,25 +168,41 @@ def _update_field(digest: Digest, name: str, current: dict, fresh: dict, record,
     return fresh[name]
 
 
-def _refresh(digest: Digest, record: DigestDraft | None, result: DraftResult) -> None:
+def _writer_record(result: DraftResult) -> dict:
+    """DigestDraft's account of who wrote the draft (blank model fields for the rule-based writer)."""
+    written = result.written
+    if written is None:
+        reason = ("asked to draft without the model (the admin drafts inline; the task and the command ask it)"
+                  if drafting_model.configured() else "DRAFTING_MODEL_URL is not set")
+        return {"writer": DigestDraft.Writer.RULES, "writer_reason": reason, "model": "",
+                "prompt_version": "", "request_hash": "", "input_tokens": None, "output_tokens": None,
+                "duration": None, "raw_response": "", "dropped": []}
+    return {"writer": written.writer, "writer_reason": written.reason, **written.record}
+
+
+def _refresh(digest: Digest, record: DigestDraft | None, result: DraftResult, use_model: bool) -> None:
     """Rewrite the fields the editor has not changed since the last generation."""
     current = _snapshot(digest)
-    fresh = _generate(digest)
+    fresh = _generate(digest, record, result, use_model)
     generated = {}
     for name in FIELDS:
-        if name == "faq":  # built from the summary and action items as they now stand
+        if name == "faq" and not fresh.get("faq"):  # built from the summary and action items as they now stand
             digest.save()
             fresh["faq"] = [[question, drafting_text.md_unescape(answer)] for question, answer in digest.default_faq()]
         generated[name] = _update_field(digest, name, current, fresh, record, result)
     digest.save()
-    DigestDraft.objects.update_or_create(digest=digest, defaults={"generated": generated, "report": result.summary(),
-                                                                  "generated_at": timezone.now()})
+    DigestDraft.objects.update_or_create(digest=digest, defaults={
+        "generated": generated, "report": result.summary(), "generated_at": timezone.now(), **_writer_record(result)})
 
 
-def draft_digest(topic, day: datetime.date) -> DraftResult:
-    """Create or refresh the draft digest of ``topic`` for ``day``; see the module docstring."""
+def draft_digest(topic, day: datetime.date, *, use_model: bool = True) -> DraftResult:
+    """Create or refresh the draft digest of ``topic`` for ``day``; see the module docstring.
+
+    The model writes it if ``use_model`` and ``DRAFTING_MODEL_URL`` is set: only
+    the task and the command do so (a model may take minutes: never in a web request).
+    """
     with recorded_run(IngestionRun.Source.DRAFT, f"{topic.slug} {day}") as (run, counts):
-        result = _draft(topic, day)
+        result = _draft(topic, day, use_model and drafting_model.configured())
         if result.skipped:
             run.status = IngestionRun.Status.IGNORED
             run.error = result.skipped
@@ -182,7 +210,7 @@ def draft_digest(topic, day: datetime.date) -> DraftResult:
     return result
 
 
-def _draft(topic, day: datetime.date) -> DraftResult:
+def _draft(topic, day: datetime.date, use_model: bool) -> DraftResult:
     references = grouped(day_activity(topic, day))
     digest = Digest.objects.filter(topic=topic, date=day).first()
     if digest is not None and digest.status != Status.DRAFT:
@@ -199,7 +227,7 @@ def _draft(topic, day: datetime.date) -> DraftResult:
             result.digest = digest
         record = DigestDraft.objects.filter(digest=digest).first()
         result.added = _add_references(digest, references)
-        _refresh(digest, record, result)
+        _refresh(digest, record, result, use_model)
     return result
 
 

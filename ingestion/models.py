@@ -328,6 +328,10 @@ class DigestDraftQuerySet(models.QuerySet):
         """Drafts still in draft whose digest no editor has opened in the admin (the newsroom's list)."""
         return self.filter(opened_at__isnull=True, digest__status="draft")
 
+    def fell_back(self):
+        """Drafts still in draft that the rule-based writer wrote because the model's draft failed."""
+        return self.filter(writer=DigestDraft.Writer.FALLBACK, digest__status="draft")
+
     def note_opened(self, digest_id, user, now=None) -> int:
         """Record the first time someone who may edit it opens the digest's change page (later opens change nothing).
 
@@ -343,7 +347,14 @@ class DigestDraft(models.Model):
 
     Comparing a digest's current fields with these values tells which ones an
     editor has changed since; regenerating only rewrites the untouched ones.
+    Who wrote it is recorded too (docs/drafting.md): a language model, with what it
+    was asked and answered and what the checks dropped, or the rule-based writer and why.
     """
+
+    class Writer(models.TextChoices):
+        RULES = "rules", "rule-based writer"
+        MODEL = "model", "language model"
+        FALLBACK = "fallback", "rule-based writer (the model's draft failed)"
 
     digest = models.OneToOneField("digests.Digest", related_name="draft_record", on_delete=models.CASCADE)
     generated = models.JSONField(default=dict)
@@ -356,6 +367,20 @@ class DigestDraft(models.Model):
         help_text="When someone who may edit digests first opened the digest's change page (empty: not yet).")
     opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, editable=False, on_delete=models.SET_NULL,
                                   related_name="+", help_text="Who opened it first.")
+    writer = models.CharField(max_length=10, choices=Writer.choices, default=Writer.RULES, db_index=True,
+                              help_text="Who wrote the last draft.")
+    writer_reason = models.TextField(blank=True, help_text="Why the rule-based writer wrote it, if it did.")
+    model = models.CharField(max_length=200, blank=True, help_text="The model asked (DRAFTING_MODEL).")
+    prompt_version = models.CharField(max_length=20, blank=True)
+    request_hash = models.CharField(
+        max_length=64, blank=True, help_text="The model request's hash: a redraft asking the same reuses the answer.")
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    duration = models.DurationField(null=True, blank=True, help_text="How long the model took to answer.")
+    raw_response = models.TextField(blank=True, help_text="The model's answer as received (pruned by retention).")
+    dropped = models.JSONField(
+        default=list, blank=True,
+        help_text="What the checks dropped from the model's answer, each with its part, text and reason.")
 
     objects = DigestDraftQuerySet.as_manager()
 

@@ -218,6 +218,16 @@ CELERY_BEAT_SCHEDULE = {
     "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_due_feeds", "schedule": 300.0},
     # Outbound webhooks (issue 18): scheduled content coming due, and retries due (durable across restarts).
     "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": 30.0, "options": {"expires": 30.0}},
+# Drafting with a language model (issue 36, docs/drafting.md): any OpenAI-compatible Chat Completions API.
+# Unset URL (the default): digests are drafted by the rule-based writer and nothing calls out. The URL
+# goes through egress/, so a model server on a private address needs EGRESS_ALLOWED_NETWORKS.
+DRAFTING_MODEL_URL = os.environ.get("DRAFTING_MODEL_URL", "").strip()
+DRAFTING_MODEL = os.environ.get("DRAFTING_MODEL", "").strip()
+DRAFTING_MODEL_API_KEY = os.environ.get("DRAFTING_MODEL_API_KEY", "")  # sent as a bearer token; never logged
+DRAFTING_MODEL_TIMEOUT = float(os.environ.get("DRAFTING_MODEL_TIMEOUT", "120"))
+DRAFTING_MODEL_MAX_INPUT_TOKENS = int(os.environ.get("DRAFTING_MODEL_MAX_INPUT_TOKENS", "24000"))
+# How often beat sweeps outbound webhooks: scheduled content coming due, retries due (outbound.delivery).
+OUTBOUND_SWEEP_SECONDS = float(os.environ.get("OUTBOUND_SWEEP_SECONDS", "30"))
     # The repository charts' tally (digests.models.tallies): publishes add rows, this sums them.
     "digests-fold-merge-tallies": {"task": "digests.tasks.fold_merge_tallies", "schedule": 300.0},
     # Images (issue 26): renditions whose task was lost are queued again (images.tasks.sweep_renditions).
@@ -254,6 +264,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+RETENTION_DRAFT_RESPONSE_DAYS = int(os.environ.get("RETENTION_DRAFT_RESPONSE_DAYS", "30"))
 
 # API (repojournal/api.py): throttle rates per client IP and per token, "N/s|m|h|d".
 # "list" covers list endpoints (the expensive queries), "write" every write.
