@@ -23,7 +23,12 @@ migrate: install
 demo: migrate
 	$(BIN)/python manage.py import_seeds
 
+# The site and, beside it, beat's schedule (manage.py run_schedule: each due task inline, as tasks run
+# here without REDIS_URL; with it, the command exits and `make worker`'s beat runs the schedule).
+# Stopping the server (Ctrl-C) stops the scheduler.
 run: demo
+	$(BIN)/python manage.py run_schedule & scheduler=$$!; \
+	trap 'kill $$scheduler 2>/dev/null; wait $$scheduler' EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; \
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 test: install
@@ -36,7 +41,7 @@ worker: install
 	$(BIN)/celery -A repojournal worker -B --loglevel=info  # dev settings unless DJANGO_SETTINGS_MODULE says otherwise
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm .pytest_cache
 
 # Benchmarks (issue 6): `make bench` (full; writes bench/results.json and docs/benchmarks.md),
 # `make bench QUICK=1` or `make bench-quick` (CI: tiny scale, short runs, results in $TMPDIR).

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "editbar",  # the staff edit bar on public pages (issue 26)
     "newsletters",  # readers following by email (issue 27)
     "anymail",
+    "repojournal",  # the wiring; an app only for its command run_schedule (`make run`'s beat, repojournal/schedule.py)
 ]
 
 MIDDLEWARE = [
@@ -90,7 +91,17 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
     )
 }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # `make run` writes from two processes, the server and its scheduler (manage.py run_schedule).
+    # WAL: pages are read while the other process writes. IMMEDIATE: a transaction takes the write
+    # lock when it begins, so the other waits for it (up to `timeout` seconds, more than an outbound
+    # delivery's 15 s, which is tried inside its transaction) instead of failing at once with
+    # "database is locked" when a transaction that read first goes on to write.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        init_command="PRAGMA journal_mode=WAL", transaction_mode="IMMEDIATE",
+        timeout=float(os.environ.get("SQLITE_BUSY_TIMEOUT", "20")),
+    )
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Parameters travel apart from the SQL (no quoting in Python), and a statement run more
     # than DATABASE_PREPARE_THRESHOLD times on a connection is prepared: PostgreSQL stops
     # re-planning the same reader queries (docs/operations.md). Behind a pooler in
@@ -207,6 +218,8 @@ INGESTION_TOKEN_LEASE = int(os.environ.get("INGESTION_TOKEN_LEASE", "90"))
 # killed holding it, Redis restarted): the sweep, every INGESTION_SWEEP_EVERY, queues it again.
 INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "15"))
 INGESTION_SWEEP_EVERY = float(os.environ.get("INGESTION_SWEEP_EVERY", "10"))
+# How often beat sweeps outbound webhooks: scheduled content coming due, retries due (outbound.delivery).
+OUTBOUND_SWEEP_SECONDS = float(os.environ.get("OUTBOUND_SWEEP_SECONDS", "30"))
 # Sweeps expire after their period: with the workers away, beat's copies would otherwise pile up.
 CELERY_BEAT_SCHEDULE = {
     "ingestion-dispatch-due-polls": {"task": "ingestion.tasks.dispatch_due_polls", "schedule": 60.0},
@@ -217,7 +230,8 @@ CELERY_BEAT_SCHEDULE = {
     # Feeds due now: hourly after a success, sooner with backoff after a failure (FeedSource.retry_delay).
     "ingestion-fetch-feeds": {"task": "ingestion.tasks.fetch_due_feeds", "schedule": 300.0},
     # Outbound webhooks (issue 18): scheduled content coming due, and retries due (durable across restarts).
-    "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": 30.0, "options": {"expires": 30.0}},
+    "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": OUTBOUND_SWEEP_SECONDS,
+                       "options": {"expires": OUTBOUND_SWEEP_SECONDS}},
 # Drafting with a language model (issue 36, docs/drafting.md): any OpenAI-compatible Chat Completions API.
 # Unset URL (the default): digests are drafted by the rule-based writer and nothing calls out. The URL
 # goes through egress/, so a model server on a private address needs EGRESS_ALLOWED_NETWORKS.
