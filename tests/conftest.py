@@ -22,11 +22,20 @@ def make_staff_user(django_user_model):
     return make
 
 
+#: The data migrations that make the editorial groups and grant them permissions, in migration order:
+#: (module, function) each.
+EDITORIAL_MIGRATIONS = [
+    ("digests.migrations.0002_editorial_groups", "create_groups"),
+    ("images.migrations.0002_editorial_permissions", "grant"),
+]
+
+
 def editorial_group(name: str) -> Group:
-    """The group its data migration made; recreated by that migration's own code when a transactional
+    """The group its data migrations made; recreated by those migrations' own code when a transactional
     test's flush (which keeps content types and permissions, not data-migration rows) removed it."""
     if not Group.objects.filter(name=name).exists():
-        import_module("digests.migrations.0002_editorial_groups").create_groups(django_apps, None)
+        for module, function in EDITORIAL_MIGRATIONS:
+            getattr(import_module(module), function)(django_apps, None)
     return Group.objects.get(name=name)
 
 

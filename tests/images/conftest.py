@@ -88,3 +88,26 @@ def upload(django_capture_on_commit_callbacks):
         return images
 
     return make
+
+
+@pytest.fixture(params=["editor", "publisher"])
+def staff(request, client):
+    """A client signed in as an Editor, then (the test again) as a Publisher: both roles upload and place
+    images (images/migrations/0002_editorial_permissions.py). ``staff.user`` is who signed in."""
+    client.user = request.getfixturevalue(request.param)
+    client.force_login(client.user)
+    return client
+
+
+@pytest.fixture
+def editing(client, editor):
+    """A client signed in as an Editor, the role with the fewest rights that uploads."""
+    client.force_login(editor)
+    return client
+
+
+@pytest.fixture
+def publishing(client, publisher):
+    """A client signed in as a Publisher, the role that may also delete images."""
+    client.force_login(publisher)
+    return client

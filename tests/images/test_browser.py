@@ -12,15 +12,16 @@ from .conftest import picture_bytes
 
 
 @pytest.fixture
-def staff_page(chromium_path, live_server, transactional_db, django_user_model, monkeypatch):  # noqa: F811
+def staff_page(chromium_path, live_server, transactional_db, make_staff_user, monkeypatch):  # noqa: F811
+    """Signed in as an Editor, the role with the fewest rights that uploads and places images."""
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    django_user_model.objects.create_superuser("boss", "boss@example.com", "a-long-password")
+    make_staff_user("boss", "Editors")  # password "pw"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
         page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
         page.goto(f"{live_server.url}{reverse('admin:login')}")
         page.fill("#id_username", "boss")
-        page.fill("#id_password", "a-long-password")
+        page.fill("#id_password", "pw")
         page.click("input[type=submit]")
         yield page
         browser.close()

@@ -3,7 +3,7 @@
 Every file is made here (no vendored samples): a polyglot JPEG+ZIP and GIF+HTML, a truncated PNG,
 a decompression bomb (a 100-byte PNG declaring 10 gigapixels), SVG with a script (under its own
 name and a .png name), an HTML page named .png, and a file over the size limit. Each goes through
-the admin's upload page, as an editor would send it.
+the admin's upload page, sent by an Editor (the role with the fewest rights that uploads).
 """
 import io
 import struct
@@ -70,9 +70,9 @@ def post_upload(client, files: dict[str, bytes], alts: list[str]):
 
 
 @pytest.mark.parametrize("label, name, make, reason", CORPUS, ids=[case[0] for case in CORPUS])
-def test_each_bad_file_is_refused_with_its_reason_and_nothing_is_stored(admin_client, image_dirs, label, name, make,
+def test_each_bad_file_is_refused_with_its_reason_and_nothing_is_stored(editing, image_dirs, label, name, make,
                                                                          reason):
-    response = post_upload(admin_client, {name: make()}, ["An image"])
+    response = post_upload(editing, {name: make()}, ["An image"])
     assert response.status_code == 200  # the form again, with the error
     assert reason in response.content.decode()
     assert f"“{name}”" in response.content.decode()  # the editor learns which file
@@ -80,9 +80,9 @@ def test_each_bad_file_is_refused_with_its_reason_and_nothing_is_stored(admin_cl
     assert stored_files(image_dirs) == []
 
 
-def test_a_file_over_the_size_limit_is_dropped_as_it_arrives_and_refused(admin_client, image_dirs, settings):
+def test_a_file_over_the_size_limit_is_dropped_as_it_arrives_and_refused(editing, image_dirs, settings):
     too_big = picture_bytes("PNG") + b"\0" * (settings.IMAGES_MAX_UPLOAD_BYTES + 1)
-    response = post_upload(admin_client, {"huge.png": too_big}, ["A huge image"])
+    response = post_upload(editing, {"huge.png": too_big}, ["A huge image"])
     assert response.status_code == 200
     assert "“huge.png” is larger than 20.0 MB" in response.content.decode()
     assert Image.objects.count() == 0
@@ -98,15 +98,15 @@ def test_the_size_limit_is_checked_again_on_the_bytes(settings):
         inspect(picture_bytes("PNG", size=(300, 300)) + b"\0" * 2000, "big.png")
 
 
-def test_one_bad_file_in_a_batch_stores_none_of_them(admin_client, image_dirs):
-    response = post_upload(admin_client, {"good.png": picture_bytes(), "bad.png": HTML}, ["Good", "Bad"])
+def test_one_bad_file_in_a_batch_stores_none_of_them(editing, image_dirs):
+    response = post_upload(editing, {"good.png": picture_bytes(), "bad.png": HTML}, ["Good", "Bad"])
     assert "“bad.png” is not a JPEG" in response.content.decode()
     assert Image.objects.count() == 0
     assert stored_files(image_dirs) == []
 
 
-def test_a_png_named_jpg_is_accepted_as_what_it_is(admin_client, image_dirs):
-    response = post_upload(admin_client, {"diagram.jpg": picture_bytes("PNG")}, ["A diagram"])
+def test_a_png_named_jpg_is_accepted_as_what_it_is(editing, image_dirs):
+    response = post_upload(editing, {"diagram.jpg": picture_bytes("PNG")}, ["A diagram"])
     assert response.status_code == 302
     image = Image.objects.get()
     assert (image.format, image.fallback) == ("PNG", "png")
@@ -121,14 +121,14 @@ def test_a_declared_size_just_over_the_limit_is_refused_before_decoding(settings
         inspect(png_declaring(10_000, 5_001), "wide.png")
 
 
-def test_every_file_needs_its_own_alt_text(admin_client, image_dirs):
-    response = post_upload(admin_client, {"a.png": picture_bytes(), "b.png": picture_bytes(color="red")}, ["Only one"])
+def test_every_file_needs_its_own_alt_text(editing, image_dirs):
+    response = post_upload(editing, {"a.png": picture_bytes(), "b.png": picture_bytes(color="red")}, ["Only one"])
     assert "Give every image its own alt text: 2 file(s), 1 alt text(s)." in response.content.decode()
     assert Image.objects.count() == 0 and stored_files(image_dirs) == []
 
 
-def test_the_same_file_twice_is_refused_naming_the_first(admin_client, upload):
+def test_the_same_file_twice_is_refused_naming_the_first(editing, upload):
     first, = upload({"a.png": picture_bytes()})
-    response = post_upload(admin_client, {"again.png": picture_bytes()}, ["Again"])
+    response = post_upload(editing, {"again.png": picture_bytes()}, ["Again"])
     assert f"“again.png” was uploaded before: image {first}" in response.content.decode()
     assert Image.objects.count() == 1

@@ -89,13 +89,14 @@ def test_deleting_an_image_only_drafts_show_is_allowed_and_they_show_its_alt_tex
     assert "<img" not in post.body_html and "<img" not in digest.body_html
 
 
-def test_the_admin_refuses_deleting_a_shown_image_and_lists_the_pages(admin_client, upload):
+def test_the_admin_refuses_deleting_a_shown_image_and_lists_the_pages(publishing, upload):
+    """Refused to a Publisher, the role that may delete images."""
     image, = upload()
     PostFactory(title="Shown here", lead_image=image)
-    page = admin_client.get(reverse("admin:images_image_delete", args=[image.pk])).content.decode()
+    page = publishing.get(reverse("admin:images_image_delete", args=[image.pk])).content.decode()
     assert "would require deleting the following protected related objects" in page
     assert "post “Shown here”" in page
-    response = admin_client.post(reverse("admin:images_image_changelist"),
+    response = publishing.post(reverse("admin:images_image_changelist"),
                                  {"action": "delete_selected", "_selected_action": [image.pk], "post": "yes"})
     assert "post “Shown here”" in response.content.decode()
     assert Image.objects.filter(pk=image.pk).exists()

@@ -82,11 +82,11 @@ def test_uploads_go_to_the_bucket_and_readers_load_renditions_from_it(client, up
 
 
 def test_staff_read_the_original_through_the_app_and_deleting_empties_the_bucket(
-        admin_client, upload, bucket_environment, django_capture_on_commit_callbacks):
+        editing, upload, bucket_environment, django_capture_on_commit_callbacks):
     import boto3
 
     image, = upload({"camera.jpg": jpeg_with_gps()})
-    response = admin_client.get(reverse("admin:images_image_original", args=[image.pk]))
+    response = editing.get(reverse("admin:images_image_original", args=[image.pk]))
     assert b"SecretCam" in b"".join(response.streaming_content)
     objects = boto3.client("s3", endpoint_url=bucket_environment["MEDIA_S3_ENDPOINT_URL"], region_name="us-east-1")
     assert objects.list_objects_v2(Bucket=BUCKET)["KeyCount"] == 1 + len(image.renditions)
