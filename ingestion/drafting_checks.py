@@ -145,11 +145,12 @@ def check_figures(text: str, numbers: list[int], sources: dict[int, Source]) -> 
 
 
 def repositories_in(text: str, topic_repositories: set[str]) -> list[str]:
-    """``owner/name`` mentions, file paths (``test/test_nn.py``) aside unless they name a topic repository."""
+    """``owner/name`` mentions; code paths aside: a file (``test/test_nn.py``) or a name with an underscore
+    (``torch/_inductor``, ``cond/while_loop``), unless it names a topic repository."""
     found = []
     for match in REPOSITORY.finditer(text):
         name = match[0]
-        if name.lower() in topic_repositories or not FILE_LIKE.search(name):
+        if name.lower() in topic_repositories or not (FILE_LIKE.search(name) or "_" in match[2]):
             found.append(name)
     return found
 

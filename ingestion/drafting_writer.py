@@ -20,7 +20,7 @@ from digests.models import Repository
 
 from . import drafting_checks, drafting_model, drafting_prompt
 from .drafting_changes import Change
-from .drafting_text import md_escape
+from .drafting_text import MARKDOWN_SPECIAL, md_escape
 from .models import DigestDraft
 
 @dataclass
@@ -64,7 +64,8 @@ def _with_citations(text: str, cites: list[int]) -> str:
     """Markdown: the text escaped but its ``[n]`` citations, and the ``cites`` not inline before its stop."""
     inline = [int(n) for n in drafting_checks.CITATION.findall(text)]
     pieces = drafting_checks.CITATION.split(" ".join(text.split()))
-    rendered = "".join(f"[{piece}]" if index % 2 else md_escape(piece) for index, piece in enumerate(pieces))
+    rendered = "".join(f"[{piece}]" if index % 2 else MARKDOWN_SPECIAL.sub(r"\\\1", piece)
+                       for index, piece in enumerate(pieces))
     extra = "".join(f"[{n}]" for n in dict.fromkeys(cites) if n not in inline)
     if not extra:
         return rendered
