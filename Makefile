@@ -31,8 +31,11 @@ run: demo
 	trap 'kill $$scheduler 2>/dev/null; wait $$scheduler' EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; \
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
+# The suite on every core (pytest-xdist): tests sharing a started topology or stack run on one worker
+# (tests/conftest.py, PROCESS_GROUPS). TEST_WORKERS=0 runs it in this one process.
+TEST_WORKERS ?= auto
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 superuser: migrate
 	$(BIN)/python manage.py createsuperuser

@@ -10,6 +10,32 @@ from django.contrib.auth.models import Group
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
 
 
+#: Tests that share processes a fixture starts once (a topology, a stack of services, the quick bench), by the
+#: folder or file they live in. Under pytest-xdist (`make test`) each group runs whole on one worker, so its
+#: processes start once per run, not once per worker; the groups go first, being the longest.
+PROCESS_GROUPS = {
+    "tests/edge/": "edge-topology",        # `make up`'s topology, session-scoped (tests/edge/conftest.py)
+    "tests/faults/": "fault-stack",        # the fault suite's stack, package-scoped (tests/faults/conftest.py)
+    "tests/replicas/": "replicas",         # a primary and a streaming replica, package-scoped
+    "tests/perf/test_bench.py": "quick-bench",  # `make bench QUICK=1`, module-scoped
+    "tests/images/test_s3.py": "s3-server",     # moto's S3 server, module-scoped
+}
+
+
+def process_group(item) -> str | None:
+    path = Path(str(item.fspath)).resolve().relative_to(Path(__file__).resolve().parent.parent).as_posix()
+    return next((group for prefix, group in PROCESS_GROUPS.items() if path.startswith(prefix)), None)
+
+
+def pytest_collection_modifyitems(config, items):
+    groups = {item.nodeid: process_group(item) for item in items}
+    for item in items:
+        if groups[item.nodeid]:
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    if getattr(config.option, "numprocesses", None):  # stable: the groups first, each in its own order
+        items.sort(key=lambda item: groups[item.nodeid] is None)
+
+
 @pytest.fixture
 def make_staff_user(django_user_model):
     """Create a staff user in the named editorial group ("Editors" or "Publishers")."""
@@ -27,6 +53,7 @@ def make_staff_user(django_user_model):
 EDITORIAL_MIGRATIONS = [
     ("digests.migrations.0002_editorial_groups", "create_groups"),
     ("images.migrations.0002_editorial_permissions", "grant"),
+    ("newsletters.migrations.0006_editorial_permissions", "grant"),
 ]
 
 

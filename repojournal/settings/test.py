@@ -1,9 +1,29 @@
 """Tests: fast password hashing, a local-memory cache, and inline Celery unless a test asks for a worker."""
+import os
 import tempfile
 import uuid
 from pathlib import Path
 
-from .base import *  # noqa: F403
+
+def _worker_redis_url(url: str, worker: str) -> str:
+    """Each pytest-xdist worker (PYTEST_XDIST_WORKER=gw0, gw1, ...) on a Redis database of its own, two apart
+    (the bench takes the database after the suite's: tests/perf/test_bench.py): a test that clears its
+    cache, or a topology's workers draining a queue, never reach into another worker's tests."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    number = int(parts.path.strip("/") or 0) + 2 * int(worker.removeprefix("gw"))
+    return parts._replace(path=f"/{number % 16}").geturl()
+
+
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if os.environ.get("REDIS_URL") and _WORKER and os.environ.get("REPOJOURNAL_REDIS_WORKER") != _WORKER:
+    # Before base reads it, and in os.environ so the processes a test starts inherit it (marked done, so
+    # one of them loading these settings again does not move it a second time).
+    os.environ["REDIS_URL"] = _worker_redis_url(os.environ["REDIS_URL"], _WORKER)
+    os.environ["REPOJOURNAL_REDIS_WORKER"] = _WORKER
+
+from .base import *  # noqa: E402, F403
 
 SECRET_KEY = "test-only-insecure-key"
 DEBUG = False
