@@ -110,7 +110,7 @@ def _answer(completion, attempt: int, structured: bool, validate) -> Answer:
     try:
         data = json.loads(content)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"the answer is not JSON ({exc.msg} at character {exc.pos})") from exc
+        raise ValueError(f"the answer is not JSON ({exc})") from exc
     if not isinstance(data, dict):
         raise ValueError("the answer is not a JSON object")
     if validate is not None:
@@ -118,6 +118,15 @@ def _answer(completion, attempt: int, structured: bool, validate) -> Answer:
     usage = completion.usage
     return Answer(content, data, usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None,
                   attempt, structured)
+
+
+def _refusal(exc: BaseException) -> str:
+    """The egress refusal somewhere in ``exc``'s chain of causes, if any."""
+    while exc is not None:
+        if isinstance(exc, egress.RefusedAddress):
+            return str(exc)
+        exc = exc.__cause__ or exc.__context__
+    return ""
 
 
 def _request(api: openai.OpenAI, messages: list[dict], response_format: dict):
@@ -154,6 +163,9 @@ def complete(messages: list[dict], schema: dict, validate=None) -> Answer:
             except openai.APITimeoutError:
                 failures.append("timed out")
             except openai.APIConnectionError as exc:
+                refused = _refusal(exc)
+                if refused:  # the address is not allowed: asking again would be refused again
+                    raise ModelFailed(f"the model's address is refused: {refused}") from exc
                 failures.append(f"connection failed ({exc.__cause__ or exc})")
             except ValueError as exc:
                 failures.append(str(exc))

@@ -16,6 +16,7 @@ from django.utils import timezone
 import reversion
 from reversion.admin import VersionAdmin
 
+from .edit_conflicts import EditConflictAdmin
 from .signals import change_page_opened
 from .workflow import Status, WorkflowError
 
@@ -83,8 +84,9 @@ class AutocompleteInlineMixin:
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
-class WorkflowAdmin(VersionAdmin):
-    """ModelAdmin for PublishableModel subclasses, with revision history (django-reversion)."""
+class WorkflowAdmin(EditConflictAdmin, VersionAdmin):
+    """ModelAdmin for PublishableModel subclasses, with revision history (django-reversion) and
+    change forms that merge or refuse a stale save (``publishing.edit_conflicts``)."""
 
     form = WorkflowForm
     preview_url_name = ""  # e.g. "digests:preview"
