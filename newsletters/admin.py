@@ -1,8 +1,10 @@
 """Newsletters in the admin: subscribers (search, filters, CSV export and import), suppressions, and each
 message's progress while it is sent; "send a test to me" on posts and digests.
 
-Each page is for users holding the model's Django permissions (superusers; the editorial groups are not
-granted them: a subscriber list is readers' personal data). The lists read a fixed number of statements
+Each page is for users holding the model's Django permissions: superusers; Publishers, who keep the list
+(subscribers, their import and export, suppressions by hand); Editors see the messages' progress only, not
+who they went to (a subscriber list is readers' personal data: migrations/0006_editorial_permissions.py
+says who holds what and why). The lists read a fixed number of statements
 whatever their length: subscribers' subscription counts and messages' progress counts are columns of the
 list's own statement (``newsletters.progress``). A subscriber's keys (what their links are signed with)
 are never shown.
@@ -15,6 +17,7 @@ know nothing of newsletters, and the one place wiring them together is here.
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
+from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
@@ -31,13 +34,15 @@ from blog.models import Post
 from digests.models import Digest
 from publishing.changelists import LargeListMixin
 
-from . import csv_io, progress, testsend
-from .models import Delivery, Message, Subscriber, Subscription, Suppression
+from . import csv_io, imports, progress, tasks, testsend
+from .models import Delivery, Message, Subscriber, SubscriberImport, Subscription, Suppression
 
 #: Failed deliveries a message's page lists (the newest; the deliveries list filters the rest).
 FAILED_SHOWN = 50
 #: The largest CSV accepted for import.
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+#: Imports listed on the import page.
+RECENT_IMPORTS = 10
 
 
 def email_search(queryset, term: str):
@@ -77,9 +82,11 @@ class ImportForm(forms.Form):
         if upload.size > MAX_UPLOAD_BYTES:
             raise forms.ValidationError(f"The file is {upload.size // 1024 // 1024} MB; at most 10 MB are accepted.")
         try:
-            return upload.read().decode("utf-8-sig")
+            text = upload.read().decode("utf-8-sig")
         except UnicodeDecodeError as error:
             raise forms.ValidationError(f"The file is not UTF-8 text (byte {error.start}): save it as CSV UTF-8.")
+        self.cleaned_data["file_name"] = upload.name or ""
+        return text
 
 
 class NormalisedEmailForm(forms.ModelForm):
@@ -110,6 +117,8 @@ class SubscriberAdmin(LargeListMixin, admin.ModelAdmin):
     def get_urls(self):
         return [path("export/", self.admin_site.admin_view(self.export_view), name="newsletters_subscriber_export"),
                 path("import/", self.admin_site.admin_view(self.import_view), name="newsletters_subscriber_import"),
+                path("import/<int:import_id>/", self.admin_site.admin_view(self.import_progress_view),
+                     name="newsletters_subscriber_import_progress"),
                 *super().get_urls()]
 
     def get_queryset(self, request):
@@ -136,26 +145,29 @@ class SubscriberAdmin(LargeListMixin, admin.ModelAdmin):
         return csv_response(Subscriber.objects.all(), "subscribers")
 
     def import_view(self, request):
+        """GET: the form and the latest imports; POST: keep the file for a worker and show its progress at once."""
         if not self.has_add_permission(request):
             raise PermissionDenied
         form = ImportForm(request.POST, request.FILES) if request.method == "POST" else ImportForm()
         if request.method == "POST" and form.is_valid():
-            report = csv_io.import_rows(form.cleaned_data["file"], form.cleaned_data["consented"])
-            self._report(request, report)
-            return HttpResponseRedirect(reverse("admin:newsletters_subscriber_changelist"))
+            job = imports.start(form.cleaned_data["file"], form.cleaned_data["file_name"],
+                                form.cleaned_data["consented"], request.user)
+            transaction.on_commit(lambda: tasks.queue_import(job.pk))
+            return HttpResponseRedirect(reverse("admin:newsletters_subscriber_import_progress", args=[job.pk]))
         context = {**self.admin_site.each_context(request), "title": "Import subscribers", "form": form,
-                   "opts": self.opts, "media": self.media + form.media, "max_invalid": 50}
+                   "opts": self.opts, "media": self.media + form.media,
+                   "imports": SubscriberImport.objects.defer("data")[:RECENT_IMPORTS]}
         return TemplateResponse(request, "admin/newsletters/subscriber/import.html", context, status=400
                                 if request.method == "POST" else 200)
 
-    def _report(self, request, report: csv_io.Report) -> None:
-        self.message_user(request, f"Imported {report.created} new subscriber(s); {report.existing} row(s) already "
-                                   f"there, {report.suppressed} suppressed, {len(report.invalid)} invalid. "
-                                   f"Confirmation emails requested: {report.confirmations}.", messages.SUCCESS)
-        for line, reason in report.invalid[:50]:
-            self.message_user(request, f"Line {line} skipped: {reason}", messages.WARNING)
-        if len(report.invalid) > 50:
-            self.message_user(request, f"… and {len(report.invalid) - 50} more invalid line(s).", messages.WARNING)
+    def import_progress_view(self, request, import_id: int):
+        """An import's progress and report, read from its row: reload the page to follow it."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        job = get_object_or_404(SubscriberImport.objects.defer("data"), pk=import_id)
+        context = {**self.admin_site.each_context(request), "title": f"Import of {job}", "job": job,
+                   "opts": self.opts, "more_invalid": max(0, job.invalid_count - len(job.invalid))}
+        return TemplateResponse(request, "admin/newsletters/subscriber/import_progress.html", context)
 
 
 class SuppressionForm(NormalisedEmailForm):
@@ -199,6 +211,12 @@ class MessageAdmin(admin.ModelAdmin):
     fields = ["subject", "item", "url", "created_at", "fanned_out_at", "is_test", "requested_by", "progress_table",
               "failed_deliveries"]
     readonly_fields = fields
+
+    def get_fields(self, request, obj=None):
+        """The failed deliveries' addresses only for users who may see subscribers (Editors see the counts)."""
+        if request.user.has_perm("newsletters.view_subscriber"):
+            return self.fields
+        return [name for name in self.fields if name != "failed_deliveries"]
 
     def get_urls(self):
         send_test = path("send-test/", self.admin_site.admin_view(self.send_test_view),

@@ -4,8 +4,13 @@
 transaction and queues ``send_confirmation`` once it commits. ``send()`` claims the owed email with
 a conditional UPDATE — ``confirmation_sent_at`` set to the claim's time, only where no live claim
 is — so of two workers given the same subscriber, one sends. A sent email clears the debt; an SMTP
-failure gives the claim back, and a claim whose worker died expires after ``CLAIM_SECONDS``. The beat
-``sweep()`` queues again whatever is still owed, so a lost task or a Redis restart loses no email.
+failure gives the claim back, and a claim whose worker died expires after ``CLAIM_SECONDS``.
+
+Many at once (a CSV import owes one per new address: 100,000 is not 100,000 tasks) are only written
+as owed; ``send_owed()`` claims them ``NEWSLETTERS_BATCH_SIZE`` at a time (``SKIP LOCKED`` on
+PostgreSQL, so workers take disjoint batches) and sends each batch over one SMTP connection, its
+outcomes written in a statement each. The beat sweep queues that one task (``tasks``) when ``sweep()``
+finds confirmations owed past ``SWEEP_GRACE``, so a lost task or a Redis restart loses no email.
 
 Queuing goes through the ``confirmation_owed`` signal (connected in ``newsletters.signals``, which
 queues the task): ``tasks`` imports this module, so this module must not import ``tasks``.
@@ -21,15 +26,16 @@ import smtplib
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
-from django.db import transaction
-from django.db.models import Q
+from django.db import connections, router, transaction
+from django.db.models import Prefetch, Q
 from django.dispatch import Signal
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from . import links
+from .batches import Connection, ServerAway, classify
 from .forms import describe
-from .models import Subscriber, Suppression, new_key
+from .models import Subscriber, Subscription, Suppression, new_key
 
 logger = logging.getLogger(__name__)
 
@@ -112,10 +118,75 @@ def message(subscriber: Subscriber, pending) -> EmailMultiAlternatives:
 
 
 def sweep() -> int:
-    """Queue ``send_confirmation`` for each confirmation still owed a minute after it was asked for."""
+    """How many confirmations are still owed a minute after they were asked for (the task queued with each
+    one is lost, or an import owes them): ``tasks`` then queues ``send_owed`` once, not a task each."""
     now = timezone.now()
-    owed = Subscriber.objects.filter(_owed(now), confirmation_requested_at__lte=now - SWEEP_GRACE)
-    pks = list(owed.values_list("pk", flat=True))
-    for pk in pks:
-        confirmation_owed.send(sender=Subscriber, subscriber_id=pk)
-    return len(pks)
+    return Subscriber.objects.filter(_owed(now), confirmation_requested_at__lte=now - SWEEP_GRACE).count()
+
+
+def send_owed() -> int:
+    """Send the owed confirmations, batch by batch, until none is left or the server is away; returns how many."""
+    sent = 0
+    while batch := _claim(settings.NEWSLETTERS_BATCH_SIZE):
+        done, away = _send_batch(*batch)
+        sent += done
+        if away:
+            break
+    return sent
+
+
+def _claim(limit: int) -> tuple[list[Subscriber], datetime.datetime] | None:
+    """Take up to `limit` owed confirmations (oldest first) under a claim made now."""
+    now = timezone.now()
+    alias = router.db_for_write(Subscriber)
+    with transaction.atomic(using=alias):
+        picked = Subscriber.objects.filter(_owed(now)).order_by("confirmation_requested_at", "id")
+        if connections[alias].features.has_select_for_update_skip_locked:
+            picked = picked.select_for_update(skip_locked=True)
+        ids = list(picked.values_list("id", flat=True)[:limit])
+        if not ids or not Subscriber.objects.filter(_owed(now), id__in=ids).update(confirmation_sent_at=now):
+            return None
+    claimed = (Subscriber.objects.filter(id__in=ids, confirmation_sent_at=now).order_by("id")
+               .prefetch_related(Prefetch("subscriptions", to_attr="pending",
+                                          queryset=Subscription.objects.filter(confirmed_at__isnull=True)
+                                          .order_by("created_at"))))
+    return list(claimed), now
+
+
+def _send_batch(subscribers: list[Subscriber], claimed_at) -> tuple[int, bool]:
+    """Send a claimed batch over one connection; the outcomes in an UPDATE each. Returns (sent, server away).
+
+    Sent, or refused for good (5xx), or no longer wanted: the debt ends. Refused for now (4xx): the claim
+    stays and expires after CLAIM_SECONDS, the retry's wait. The server away: the rows not sent are given
+    back at once and the batches stop (the sweep queues them again)."""
+    suppressed = set(Suppression.objects.filter(email__in=[s.email for s in subscribers]).values_list("email", flat=True))
+    sent, ended, later, away = [], [], [], False
+    try:
+        with Connection() as connection:
+            for subscriber in subscribers:
+                if not subscriber.pending or subscriber.email in suppressed:
+                    ended.append(subscriber.pk)
+                    continue
+                try:
+                    connection.backend.send_messages([message(subscriber, subscriber.pending)])
+                except Exception as error:  # noqa: BLE001  classified: refused for good, for now, or the server away
+                    verdict, text = classify(error)
+                    if verdict == "away":
+                        raise ServerAway(text) from error
+                    if verdict == "failed":  # refused for good: asking again would be refused again
+                        ended.append(subscriber.pk)
+                    else:  # refused for now: kept under its claim, so it is tried again when that expires
+                        later.append(subscriber.pk)
+                    logger.warning("Confirmation to subscriber %s not sent: %s", subscriber.pk, text)
+                    continue
+                sent.append(subscriber.pk)
+    except ServerAway:
+        logger.warning("The SMTP server is away; confirmations wait for the sweep.", exc_info=True)
+        away = True
+    done = {*sent, *ended, *later}
+    given_back = [s.pk for s in subscribers if s.pk not in done]  # not tried: the server went away
+    mine = Subscriber.objects.filter(confirmation_sent_at=claimed_at)
+    mine.filter(id__in=sent).update(confirmation_requested_at=None, confirmation_sent_at=timezone.now())
+    mine.filter(id__in=ended).update(confirmation_requested_at=None, confirmation_sent_at=None)
+    mine.filter(id__in=given_back).update(confirmation_sent_at=None)
+    return len(sent), away

@@ -4,8 +4,9 @@ Export streams: rows are written as the database cursor yields them (``.iterator
 subscribers never sit in memory at once. Every cell a spreadsheet could read as a formula (starting
 with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading ``'``.
 
-Import (``import_rows``) never sends mail to people who did not ask for it: a new address is
-``pending`` with ``consent=imported`` and is sent a confirmation (double opt-in, as a sign-up is) —
+Import (``import_rows``, run by a worker: ``newsletters.imports``) never sends mail to people who did
+not ask for it: a new address is ``pending`` with ``consent=imported`` and is owed a confirmation
+(double opt-in, as a sign-up is; written with the row, sent in batches by ``confirmations.send_owed``) —
 unless the importer states the people consented already, then it is ``confirmed`` at once with
 ``consent=imported_consent``. A ``state`` column, as the export writes it, is honoured where it
 withholds mail: an ``unsubscribed`` row is kept unsubscribed, a ``pending`` row is asked to confirm even
@@ -23,7 +24,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from email_validator import EmailNotValidError, validate_email
 
-from . import confirmations
 from .models import Subscriber, Subscription, Suppression
 
 HEADER = ["email", "state", "consent", "created_at", "confirmed_at", "follows", "cadence"]
@@ -143,8 +143,9 @@ def parse_row(line: int, cells: dict) -> Row:
     return Row(line, email, parse_follows(cells.get("follows") or "", default), cadence, daily_at, state)
 
 
-def read_rows(text: str, report: Report):
-    """Parsed rows of the CSV `text`; bad ones are noted in `report` with their line and skipped.
+def read_rows(text: str, report: Report, after: int = 0):
+    """Parsed rows of the CSV `text` past line `after` (an import taken over goes on where it stopped);
+    bad ones are noted in `report` with their line and skipped.
 
     A first row starting with ``email`` is a header naming the columns (any order, others ignored);
     without one the columns are email, follows, cadence."""
@@ -156,12 +157,13 @@ def read_rows(text: str, report: Report):
         except StopIteration:
             return
         except csv.Error as error:  # a field over csv's size limit, a quote never closed
-            report.invalid.append((reader.line_num, f"unreadable: {error}"))
+            if reader.line_num > after:
+                report.invalid.append((reader.line_num, f"unreadable: {error}"))
             continue
         if reader.line_num == 1 and cells and cells[0].strip().lower() == "email":
             columns = [cell.strip().lower() for cell in cells]
             continue
-        if not any(cell.strip() for cell in cells):
+        if reader.line_num <= after or not any(cell.strip() for cell in cells):
             continue
         try:
             yield parse_row(reader.line_num, dict(zip(columns, cells)))
@@ -170,12 +172,14 @@ def read_rows(text: str, report: Report):
 
 
 def _new_subscriber(row: Row, consented: bool, now) -> Subscriber:
+    """A pending one is owed its confirmation in its own row (``confirmations``): no task per address."""
     if row.state == Subscriber.State.UNSUBSCRIBED:
         return Subscriber(email=row.email, state=row.state, consent=Subscriber.Consent.IMPORTED, unsubscribed_at=now)
     if consented and row.state != Subscriber.State.PENDING:
         return Subscriber(email=row.email, state=Subscriber.State.CONFIRMED,
                           consent=Subscriber.Consent.IMPORTED_WITH_CONSENT, confirmed_at=now, confirm_key="")
-    return Subscriber(email=row.email, state=Subscriber.State.PENDING, consent=Subscriber.Consent.IMPORTED)
+    return Subscriber(email=row.email, state=Subscriber.State.PENDING, consent=Subscriber.Consent.IMPORTED,
+                      confirmation_requested_at=now)
 
 
 def _subscriptions(subscriber: Subscriber, rows: list[Row]) -> list[Subscription]:
@@ -207,7 +211,7 @@ def _import_batch(rows: list[Row], consented: bool, report: Report, tries: int =
 
 
 def _write_batch(rows: list[Row], consented: bool, report: Report) -> None:
-    """Create the batch's new subscribers and their subscriptions; ask the pending ones to confirm (on commit)."""
+    """Create the batch's new subscribers (the pending ones owed a confirmation) and their subscriptions."""
     by_email: dict[str, list[Row]] = {}
     for row in rows:
         by_email.setdefault(row.email, []).append(row)
@@ -222,22 +226,33 @@ def _write_batch(rows: list[Row], consented: bool, report: Report) -> None:
         # An address signed up since the look-up fails the unique index: the batch rolls back, is tried again.
         Subscription.objects.bulk_create([subscription for subscriber in new
                                           for subscription in _subscriptions(subscriber, by_email[subscriber.email])])
-        for subscriber in new:
-            if subscriber.state == Subscriber.State.PENDING:
-                confirmations.request(subscriber)
-                report.confirmations += 1
+    report.confirmations += sum(subscriber.state == Subscriber.State.PENDING for subscriber in new)
     report.created += len(new)
 
 
-def import_rows(text: str, consented: bool) -> Report:
-    """Import the CSV `text` (see the module's docstring), BATCH rows at a time: a later batch's rows
-    repeating an address of an earlier one count as already there."""
-    report, batch = Report(), []
-    for row in read_rows(text, report):
+def batches(text: str, report: Report, after: int = 0):
+    """The rows of `text` past line `after` in batches of about BATCH, a run of rows repeating an address
+    never split (a later batch's rows repeating an address of an earlier one count as already there)."""
+    batch: list[Row] = []
+    for row in read_rows(text, report, after):
         if batch and len(batch) >= BATCH and row.email != batch[-1].email:
-            _import_batch(batch, consented, report)
+            yield batch
             batch = []
         batch.append(row)
     if batch:
+        yield batch
+
+
+def import_batch(rows: list[Row], consented: bool) -> Report:
+    """Write one batch (see the module's docstring); what it did, counted."""
+    report = Report()
+    _import_batch(rows, consented, report)
+    return report
+
+
+def import_rows(text: str, consented: bool) -> Report:
+    """Import the CSV `text` at once, in this process (``imports.run`` is the worker's, resumable)."""
+    report = Report()
+    for batch in batches(text, report):
         _import_batch(batch, consented, report)
     return report

@@ -69,8 +69,13 @@ class Subscriber(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        # Sign-up finds an address whatever its case (AddressQuerySet.for_address) through this index.
-        indexes = [models.Index(Lower("email"), name="newsletters_subscriber_lower")]
+        indexes = [
+            # Sign-up finds an address whatever its case (AddressQuerySet.for_address) through this one.
+            models.Index(Lower("email"), name="newsletters_subscriber_lower"),
+            # The confirmations owed (confirmations.send_owed claims them in batches): a few rows of many.
+            models.Index(fields=["confirmation_requested_at", "id"], name="newsletters_owed_idx",
+                         condition=models.Q(confirmation_requested_at__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return self.email
@@ -207,3 +212,54 @@ class Delivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.message} → {self.email}"
+
+
+class SubscriberImport(models.Model):
+    """A CSV of subscribers uploaded in the admin and imported by a worker (``newsletters.imports``).
+
+    The upload is kept here (``data``) so that any worker can read it, also after the one that began
+    died; ``lines_done`` is how far it got: the rows up to that line are written, in the transaction
+    that advanced it, so a worker taking over goes on from there and adds no one twice. The counts and
+    the first bad lines are the report the admin shows while it runs and after. The file itself is
+    emptied once imported: it is readers' personal data, and the subscribers it made are the record.
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, related_name="+",
+                                     on_delete=models.SET_NULL)
+    filename = models.CharField(max_length=255, blank=True)
+    consented = models.BooleanField(help_text="The importer stated the people consented: confirmed at once, no email.")
+    data = models.BinaryField(help_text="The uploaded CSV (UTF-8), until it is imported.")
+    state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    leased_until = models.DateTimeField(null=True, blank=True, help_text="A worker holds it until then.")
+    lines_total = models.PositiveIntegerField(default=0)
+    lines_done = models.PositiveIntegerField(default=0, help_text="Rows up to this line are written.")
+    created = models.PositiveIntegerField(default=0)
+    existing = models.PositiveIntegerField(default=0)
+    suppressed = models.PositiveIntegerField(default=0)
+    confirmations = models.PositiveIntegerField(default=0)
+    invalid_count = models.PositiveIntegerField(default=0)
+    invalid = models.JSONField(default=list, blank=True, help_text="The first bad lines: [line, reason] each.")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["state", "leased_until"], name="newsletters_import_idx",
+                                condition=models.Q(state__in=["queued", "running"]))]
+
+    def __str__(self) -> str:
+        return f"{self.filename or 'CSV'} ({self.created_at:%Y-%m-%d %H:%M})"
+
+    @property
+    def percent(self) -> int:
+        if self.state == self.State.DONE:
+            return 100
+        return min(99, 100 * self.lines_done // self.lines_total) if self.lines_total else 0

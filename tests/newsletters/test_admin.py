@@ -55,14 +55,63 @@ def test_every_page_opens_for_a_superuser(admin_client):
         assert admin_client.get(url).status_code == 200, url
 
 
-def test_staff_without_the_permissions_see_nothing(client, editor):
-    """Editors hold content permissions only: the lists, the import and the export are refused them."""
+def test_editors_see_the_messages_progress_not_the_subscribers(client, editor):
+    """Editors write: they follow how what they wrote went out, without seeing who it went to."""
+    message = message_with({"sent": 2, "failed": 1})
     client.force_login(editor)
     for url in [SUBSCRIBERS, reverse("admin:newsletters_subscriber_import"),
                 reverse("admin:newsletters_subscriber_export"), reverse("admin:newsletters_suppression_changelist"),
-                MESSAGES]:
+                reverse("admin:newsletters_subscriber_change", args=[message.deliveries.first().subscriber_id])]:
         assert client.get(url).status_code == 403, url
     assert b"newsletters/subscriber" not in client.get(reverse("admin:model_list")).content
+    assert client.get(MESSAGES).status_code == 200
+    page = client.get(reverse("admin:newsletters_message_change", args=[message.pk])).content.decode()
+    assert "failed deliveries" not in page and "@example.org" not in page and "550 no such user" not in page
+    assert "Issue" in page
+
+
+def test_publishers_keep_the_list(client, publisher):
+    """Publishers answer for what is mailed: the list, its import and export, and suppressions by hand;
+    lifting a suppression is left to superusers."""
+    person = subscriber("ada@example.org")
+    message = message_with({"failed": 1})
+    gone = Suppression.objects.create(email="gone@example.org", reason="bounced")
+    client.force_login(publisher)
+    for url in [SUBSCRIBERS, reverse("admin:newsletters_subscriber_change", args=[person.pk]),
+                reverse("admin:newsletters_subscriber_import"), reverse("admin:newsletters_subscriber_export"),
+                reverse("admin:newsletters_suppression_changelist"), reverse("admin:newsletters_suppression_add"),
+                MESSAGES]:
+        assert client.get(url).status_code == 200, url
+    assert "550 no such user" in client.get(reverse("admin:newsletters_message_change", args=[message.pk])).content.decode()
+    added = client.post(reverse("admin:newsletters_suppression_add"), {"email": "No@Example.org", "detail": "asked"})
+    assert added.status_code == 302 and Suppression.objects.filter(email="No@example.org", reason="manual").exists()
+    assert client.get(reverse("admin:newsletters_suppression_delete", args=[gone.pk])).status_code == 403
+    erased = client.post(reverse("admin:newsletters_subscriber_delete", args=[person.pk]), {"post": "yes"})
+    assert erased.status_code == 302 and not Subscriber.objects.filter(pk=person.pk).exists()
+
+
+def test_the_grant_is_idempotent_and_reversible(db):
+    """Applying it twice changes nothing, unapplying takes back only its own, and what else the groups hold stays."""
+    from importlib import import_module
+
+    from django.apps import apps
+    from django.contrib.auth.models import Group
+
+    migration = import_module("newsletters.migrations.0006_editorial_permissions")
+
+    def held(name):
+        return set(Group.objects.get(name=name).permissions.values_list("codename", flat=True))
+
+    editors, publishers = held("Editors"), held("Publishers")
+    assert {"view_message"} <= editors and not editors & {"view_subscriber", "add_subscriber"}
+    assert set(migration.PUBLISHERS) <= publishers and "delete_suppression" not in publishers
+    migration.grant(apps, None)
+    assert (held("Editors"), held("Publishers")) == (editors, publishers)
+    migration.revoke(apps, None)
+    assert held("Editors") == editors - {"view_message"} and "change_post" in held("Editors")
+    assert not held("Publishers") & set(migration.PUBLISHERS) and "publish_post" in held("Publishers")
+    migration.grant(apps, None)
+    assert (held("Editors"), held("Publishers")) == (editors, publishers)
 
 
 def test_view_permission_shows_the_list_but_not_the_import(client, editor):

@@ -199,6 +199,7 @@ def test_an_smtp_failure_is_retried_by_the_sweep(client, worker, smtp_server, ta
     del smtp_server.refuse["retry@example.org"]
     Subscriber.objects.update(confirmation_requested_at=timezone.now() - datetime.timedelta(minutes=2))
     assert confirmations.sweep() == 1
+    assert confirmations.send_owed() == 1  # what the task the sweep queues does
     assert len(smtp_server.to("retry@example.org")) == 1
     assert confirmations.sweep() == 0  # sent: no longer owed
 
