@@ -8,7 +8,7 @@ the receiver answers 500, and the scheduler retries it on schedule, to a 200.
 
 The retry is also where the two processes meet on SQLite: the scheduler's delivery transaction is
 open while the receiver takes its time answering, and the server takes a write meanwhile. Both must
-succeed, once each -- not "database is locked" in either (settings/base.py: WAL, IMMEDIATE
+succeed, once each -- not "database is locked" in either (settings/dev.py: WAL, IMMEDIATE
 transactions, a busy timeout). Ctrl-C then stops both processes.
 """
 import os

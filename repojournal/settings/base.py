@@ -91,17 +91,7 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
     )
 }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # `make run` writes from two processes, the server and its scheduler (manage.py run_schedule).
-    # WAL: pages are read while the other process writes. IMMEDIATE: a transaction takes the write
-    # lock when it begins, so the other waits for it (up to `timeout` seconds, more than an outbound
-    # delivery's 15 s, which is tried inside its transaction) instead of failing at once with
-    # "database is locked" when a transaction that read first goes on to write.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        init_command="PRAGMA journal_mode=WAL", transaction_mode="IMMEDIATE",
-        timeout=float(os.environ.get("SQLITE_BUSY_TIMEOUT", "20")),
-    )
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Parameters travel apart from the SQL (no quoting in Python), and a statement run more
     # than DATABASE_PREPARE_THRESHOLD times on a connection is prepared: PostgreSQL stops
     # re-planning the same reader queries (docs/operations.md). Behind a pooler in
