@@ -11,15 +11,19 @@ on the page.
 
 What a card shows changes when the post is saved (``Post.save`` renders it), when
 its bylines or tags change (taggit's add/remove/clear save and delete TaggedPost
-rows one by one, so their signals cover them), and when one of its authors or
-tags is renamed; the
-handlers in ``blog/signals.py`` re-render the posts concerned in the same transaction, so the
-page-cache invalidation that runs on commit covers them. Rendering uses the
+rows one by one, so their signals cover them: the handlers in ``blog/signals.py`` re-render the post
+concerned in the same transaction, so the page-cache invalidation that runs on commit covers it), and
+when one of its authors or tags is renamed: an author may have thousands of posts, so the rename
+only records a ``PostRerender`` row and a worker re-renders them (``refresh_after_rename``,
+``publishing.rerenders``). Rendering uses the
 templates as they are, so after changing ``blog/post_card.html`` run
 ``manage.py refresh_cards``.
 """
+from django.db import transaction
 from django.template.loader import render_to_string
 
+from publishing import social_cards
+from publishing.signals import announce_bulk_write
 from publishing.structured_data import blog_posting
 
 CARD_TEMPLATE = "blog/post_card.html"
@@ -28,6 +32,11 @@ HEADER_TEMPLATE = "blog/post_header.html"
 PARTS = ("card_html", "header_html", "posting", "authors_tags")
 #: Posts re-rendered per query and write when an author or tag used by many posts changes.
 REFRESH_BATCH = 500
+#: Posts a worker locks, re-renders and redraws at a time after a rename: an editor saving one of them
+#: waits for one batch at most.
+RENAME_BATCH = 100
+#: What drawing a post's og:image reads (``Post.draw_social_card``).
+SOCIAL_CARD_FIELDS = ("title", "published_at", "authors_tags", "social_card", "slug", "lead_image")
 
 
 def render_card(post) -> str:
@@ -72,4 +81,32 @@ def refresh_cards(queryset, *, body: bool = False) -> int:
                 post.render_body()
             render_parts(post)
         Post.objects.bulk_update(posts, fields)
+    return len(ids)
+
+
+def draw_social_cards(posts) -> list[int]:
+    """Redraw the og:image cards of `posts` whose byline changed (their stored parts first); returns the drawn ids."""
+    return social_cards.draw_each(posts.only(*SOCIAL_CARD_FIELDS))
+
+
+def refresh_after_rename(posts, claim, *, social: bool) -> int:
+    """A worker's part of a rename (``publishing.rerenders``): re-render the stored parts of `posts`, and with
+    `social` redraw their og:image cards (the byline shows an author's name, not the tags); returns how many.
+
+    A batch at a time: its rows are locked while they are read and written, so of two workers re-rendering the
+    same post (an author renamed twice, a tag renamed meanwhile) the later reads what the earlier wrote.
+    A card is drawn before the row names it, so a page never links a card not drawn yet. The caches hear
+    of each batch once it is done (``announce_bulk_write``); `claim` is renewed after each.
+    """
+    Post = posts.model
+    ids = list(posts.order_by("pk").values_list("pk", flat=True).distinct())
+    for start in range(0, len(ids), RENAME_BATCH):
+        batch = ids[start : start + RENAME_BATCH]
+        with transaction.atomic():
+            list(Post.objects.filter(pk__in=batch).order_by("pk").select_for_update().values_list("pk", flat=True))
+            refresh_cards(Post.objects.filter(pk__in=batch))
+        if social:
+            draw_social_cards(Post.objects.filter(pk__in=batch))
+        announce_bulk_write(Post, batch)
+        claim.renew()
     return len(ids)

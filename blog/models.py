@@ -17,7 +17,7 @@ from taggit.models import TaggedItemBase
 
 from images.models import Image, ImageUse, record_uses
 from images.renditions import open_fallback
-from publishing import social_cards
+from publishing import rerenders, social_cards
 from publishing.rendering import cut_at_word, describe, image_ids, render_image, render_markdown
 from publishing.search import full_text
 from publishing.workflow import (
@@ -374,6 +374,10 @@ class PostCard(social_cards.StoredCard):
     """A post's og:image (``publishing.social_cards``), kept out of the post's row: pages read that row."""
 
     post = models.OneToOneField(Post, primary_key=True, related_name="+", on_delete=models.CASCADE)
+
+
+class PostRerender(rerenders.Rerender):
+    """Posts a renamed author or tag shows in, owed a re-render by a worker (``publishing.rerenders``)."""
 
 
 # Revision history: a post's version includes its ordered authors and tags.

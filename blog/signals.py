@@ -1,21 +1,27 @@
 """Keeping stored post cards true (blog.cards): the writes Post.save does not see.
 
 A card shows the post's bylines and tags and its authors' and tags' names, so
-saving or deleting a byline or tagging row, or renaming an author or a tag,
-re-renders the posts concerned, in the same transaction; a byline row or an author's new name
-redraws their og:image cards too (which show the byline, not the tags). A post's body shows its
+saving or deleting a byline or tagging row re-renders its post in the same transaction, and a
+byline row redraws its og:image card too (which shows the byline, not the tags). Renaming an author
+or a tag concerns every post of theirs (thousands): the save records a ``PostRerender`` row and a
+worker re-renders them after the commit (``blog.tasks.rerender``, ``publishing.rerenders``). A post's body shows its
 images: when one's renditions become ready or its alt text, caption or credit
 changes (``images.signals.image_changed``), the posts showing it are re-rendered.
 Connected in ``BlogConfig.ready``.
 """
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import post_delete, post_save, pre_save
 from taggit.models import Tag
 
 from images.signals import ids_of, image_changed
+from publishing import rerenders
 from publishing.signals import announce_bulk_write
 
-from .cards import refresh_cards
-from .models import Author, Post, PostAuthor, TaggedPost
+from .cards import draw_social_cards, refresh_cards
+from .models import Author, Post, PostAuthor, PostRerender, TaggedPost
+from .tasks import rerender
+
+#: What a post's stored parts and og:image show of an author or a tag: a change of anything else re-renders nothing.
+SHOWN = {Author: ("name", "handle", "slug"), Tag: ("name", "slug")}
 
 
 def _post_of_link(sender, instance, origin=None, **kwargs) -> None:
@@ -28,29 +34,25 @@ def _post_of_link(sender, instance, origin=None, **kwargs) -> None:
         return
     refresh_cards(Post.objects.filter(pk=_post_id(instance)))
     if sender is PostAuthor:
-        _draw_social_cards(Post.objects.filter(pk=_post_id(instance)))
-
-
-def _draw_social_cards(posts) -> None:
-    """Redraw the og:image cards of `posts` whose byline changed (``refresh_cards`` stored it first)."""
-    for post in posts.only("title", "published_at", "authors_tags", "social_card", "slug", "lead_image"):
-        post.draw_social_card()
+        draw_social_cards(Post.objects.filter(pk=_post_id(instance)))
 
 
 def _post_id(link) -> int:
     return getattr(link, "post_id", None) or link.content_object_id
 
 
-def _posts_of_author(sender, instance, created=False, **kwargs) -> None:
-    """A renamed author: their posts' listing cards and og:image cards (the byline) show the new name."""
-    if not created:
-        refresh_cards(instance.posts.all())
-        _draw_social_cards(instance.posts.all())
+def _remember_shown(sender, instance, raw=False, **kwargs) -> None:
+    """Before an author or tag is saved, note what posts show of it, to re-render them only on a change."""
+    if not raw and instance.pk:
+        instance._cards_shown_before = sender.objects.filter(pk=instance.pk).values_list(*SHOWN[sender]).first()
 
 
-def _posts_of_tag(sender, instance, created=False, **kwargs) -> None:
-    if not created:
-        refresh_cards(Post.objects.filter(tagged_items__tag=instance))
+def _posts_of_renamed(sender, instance, created=False, raw=False, **kwargs) -> None:
+    """A renamed author (their posts' cards and og:image bylines) or tag: a worker re-renders the posts."""
+    before = getattr(instance, "_cards_shown_before", None)
+    if raw or created or before is None or before == tuple(getattr(instance, name) for name in SHOWN[sender]):
+        return
+    rerenders.record(PostRerender, "author" if sender is Author else "tag", instance.pk, rerender)
 
 
 def _posts_showing(sender, image, pages, **kwargs) -> None:
@@ -66,5 +68,6 @@ def connect() -> None:
     for model in (PostAuthor, TaggedPost):
         post_save.connect(_post_of_link, sender=model, dispatch_uid=f"cards-save-{model._meta.label}")
         post_delete.connect(_post_of_link, sender=model, dispatch_uid=f"cards-delete-{model._meta.label}")
-    post_save.connect(_posts_of_author, sender=Author, dispatch_uid="cards-author")
-    post_save.connect(_posts_of_tag, sender=Tag, dispatch_uid="cards-tag")
+    for model in SHOWN:
+        pre_save.connect(_remember_shown, sender=model, dispatch_uid=f"cards-before-{model.__name__}")
+        post_save.connect(_posts_of_renamed, sender=model, dispatch_uid=f"cards-{model.__name__}")

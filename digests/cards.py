@@ -15,6 +15,7 @@ is never stored here; the views decide it at request time.
 import html
 import re
 
+from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.formats import date_format
@@ -23,6 +24,7 @@ from django.utils.text import Truncator
 
 from publishing import structured_data
 from publishing.rendering import cut_at_word, link_citations, plain_text
+from publishing.signals import announce_bulk_write
 
 from .citations import strip_citations
 
@@ -30,6 +32,8 @@ from .citations import strip_citations
 FIELDS = ["description", "meta_description", "byline_html", "card_html", "page_html", "head_html"]
 TEASER_WORDS = 45
 BATCH = 500
+#: Digests a worker locks and re-renders at a time after a rename (``refresh_after_rename``).
+RENAME_BATCH = 100
 
 DIGEST_VALUES = ["id", "slug", "headline", "summary", "summary_html", "section", "label", "byline", "date",
                  "published_at", "updated_at", "topic__name", "topic__slug"]
@@ -173,3 +177,22 @@ def _link_repositories(model, batch: list[int], citations: dict, actions: dict) 
             + [row["repository_id"] for row in actions[digest_id] if row["repository_id"]]
         )
     )
+
+
+def refresh_after_rename(digests, claim) -> int:
+    """A worker's part of renaming a topic or repository (``publishing.rerenders``): re-render `digests`.
+
+    A batch at a time, its rows locked while they are read and written, so of two workers re-rendering
+    the same digest (a topic renamed twice) the later reads what the earlier wrote; the caches hear of
+    each batch once it is done (``announce_bulk_write``), and `claim` is renewed after each.
+    """
+    model = digests.model
+    ids = list(digests.order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(ids), RENAME_BATCH):
+        batch = ids[start : start + RENAME_BATCH]
+        with transaction.atomic():
+            list(model.objects.filter(pk__in=batch).order_by("pk").select_for_update().values_list("pk", flat=True))
+            refresh(model.objects.filter(pk__in=batch))
+        announce_bulk_write(model, batch)
+        claim.renew()
+    return len(ids)

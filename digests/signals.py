@@ -1,14 +1,17 @@
 """Keeping the rendered parts true (digests.cards).
 
 Every write of something a digest's card or page shows re-renders the digests
-showing it. Connected in ``DigestsConfig.ready``.
+showing it, in the same transaction; a renamed topic or repository, shown by thousands,
+is left to a worker. Connected in ``DigestsConfig.ready``.
 """
 from django.db.models.signals import post_delete, post_save, pre_save
 
 from images.signals import ids_of, image_changed
+from publishing import rerenders
 from publishing.signals import announce_bulk_write
 
-from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
+from .models import ActionItem, Digest, DigestReference, DigestRerender, FAQEntry, Reference, Repository, Topic
+from .tasks import rerender
 
 
 def _refresh_digest(sender, instance, raw=False, origin=None, **kwargs):
@@ -41,12 +44,12 @@ def _remember_shown(sender, instance, raw=False, **kwargs):
 
 
 def _refresh_if_shown_changed(sender, instance, raw=False, created=False, **kwargs):
-    """A renamed topic or repository re-renders its digests (hundreds: not for a description edit)."""
+    """A renamed topic or repository: its digests (hundreds, thousands; not for a description edit) are
+    re-rendered by a worker after the commit (``digests.tasks.rerender``, ``publishing.rerenders``)."""
     before = getattr(instance, "_shown_before", None)
     if raw or created or before is None or before == tuple(getattr(instance, name) for name in SHOWN[sender]):
         return
-    digests = Digest.objects.filter(topic=instance) if sender is Topic else Digest.objects.citing(instance)
-    digests.refresh_rendered()
+    rerenders.record(DigestRerender, "topic" if sender is Topic else "repository", instance.pk, rerender)
 
 
 SHOWN = {Topic: ("name", "slug"), Repository: ("full_name",)}

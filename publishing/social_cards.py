@@ -164,6 +164,12 @@ def draw_missing(queryset, card_model, seconds: float = SWEEP_SECONDS) -> int:
     return len(drawn)
 
 
+def draw_each(owners) -> list[int]:
+    """Draw the cards of `owners` whose fingerprint changed (a rename's worker); returns the ids of those
+    now true, passing over (and logging) a row whose card cannot be drawn, as ``draw_missing`` does."""
+    return [owner.pk for owner in owners if _drawn(owner)]
+
+
 def _drawn(owner) -> bool:
     try:
         with transaction.atomic():

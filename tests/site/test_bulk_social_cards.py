@@ -21,6 +21,7 @@ from digests.factories import DigestFactory
 from digests.models import Digest, DigestCard
 from publishing import social_cards
 from publishing.signals import content_changed
+from tests.rerenders import run_rerenders
 
 from .metas import metas
 from .test_social_cards import fetch_card
@@ -98,6 +99,7 @@ def test_a_renamed_author_redraws_the_cards_of_their_posts(client):
     before_url, before_png = fetch_card(client, post.get_absolute_url())
     author.name = "Ada Lovelace"
     author.save()
+    run_rerenders()  # the worker's part of the rename
     after_url, after_png = fetch_card(client, post.get_absolute_url())
     assert after_url != before_url and after_png != before_png
     assert not social_cards.missing(Post.objects.all(), PostCard).exists()
