@@ -32,10 +32,11 @@ run: demo
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 # The suite on every core (pytest-xdist): tests sharing a started topology or stack run on one worker
-# (tests/conftest.py, PROCESS_GROUPS). TEST_WORKERS=0 runs it in this one process.
+# (tests/conftest.py, PROCESS_GROUPS). TEST_WORKERS=0 runs it in this one process. The 30 slowest tests
+# are listed at the end, so where the time goes is in every CI log.
 TEST_WORKERS ?= auto
 test: install
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30
 
 superuser: migrate
 	$(BIN)/python manage.py createsuperuser
