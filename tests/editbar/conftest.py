@@ -54,6 +54,12 @@ def editing(editor) -> Client:
     return signed_in(editor)
 
 
+@pytest.fixture(params=["editing", "publishing"])
+def staff(request) -> Client:
+    """Signed in as an Editor, then (the test again) as a Publisher: what the bar shows both roles alike."""
+    return request.getfixturevalue(request.param)
+
+
 @pytest.fixture
 def bare_staff(django_user_model) -> Client:
     """Staff status and no permission at all."""

@@ -32,8 +32,10 @@ def admin_change(obj) -> str:
     return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
 
 
-def test_a_superuser_sees_edit_status_purge_check_and_admin_on_a_post(chief, content):
-    response = chief.get(content.post.get_absolute_url())
+@pytest.mark.parametrize("who", ["publishing", "chief"])
+def test_a_publisher_sees_edit_status_purge_check_and_admin_on_a_post(request, content, who):
+    """As a superuser does: a Publisher holds every right the bar offers."""
+    response = request.getfixturevalue(who).get(content.post.get_absolute_url())
     bar = bar_of(response)
     assert links(bar) == {"Edit post": admin_change(content.post), "Admin": reverse("admin:index")}
     assert "Status: <strong>Published</strong>" in bar
@@ -46,21 +48,35 @@ def test_a_superuser_sees_edit_status_purge_check_and_admin_on_a_post(chief, con
     assert '<link rel="stylesheet" href="/static/editbar/editbar.css">' in page
 
 
-@pytest.mark.parametrize("name", ["digest", "author", "tag", "topic", "repository"])
-def test_every_page_about_one_object_links_to_its_change_page(chief, content, name):
+def object_named(content, name: str):
     from taggit.models import Tag
 
-    obj = {"digest": content.digest, "author": content.author, "tag": Tag.objects.get(name="python"),
-           "topic": content.topic, "repository": content.repository}[name]
-    bar = bar_of(chief.get(page_of(content, name)))
+    return {"digest": content.digest, "author": content.author, "tag": Tag.objects.get(name="python"),
+            "topic": content.topic, "repository": content.repository}[name]
+
+
+@pytest.mark.parametrize("name", ["digest", "author", "tag", "topic", "repository"])
+def test_every_page_about_one_object_links_to_its_change_page(publishing, content, name):
+    obj = object_named(content, name)
+    bar = bar_of(publishing.get(page_of(content, name)))
     assert links(bar)[f"Edit {name}"] == admin_change(obj)
     assert f'action="{reverse("editbar:purge", args=[name, obj.pk])}"' in bar
     assert ("Status: <strong>Published</strong>" in bar) == (name == "digest")
 
 
+@pytest.mark.parametrize("name, link", [("digest", "View digest in the admin"), ("author", "Edit author"),
+                                        ("tag", "View tag in the admin"), ("topic", "View topic in the admin"),
+                                        ("repository", "View repository in the admin")])
+def test_an_editor_edits_or_views_what_the_role_allows_and_purges_nothing(editing, content, name, link):
+    """Editors change authors and drafts; published digests, tags, topics and repositories they only view."""
+    bar = bar_of(editing.get(page_of(content, name)))
+    assert links(bar)[link] == admin_change(object_named(content, name))
+    assert "<form" not in bar and "Purge from the edge" not in bar
+
+
 @pytest.mark.parametrize("url", ["/", "/posts/", "/wire/", "/topics/", "/tags/", "/search/?q=post"])
-def test_a_listing_has_the_bar_without_an_object(chief, content, url):
-    bar = bar_of(chief.get(url))
+def test_a_listing_has_the_bar_without_an_object(staff, content, url):
+    bar = bar_of(staff.get(url))
     assert links(bar) == {"Admin": reverse("admin:index")}
     assert "Check accessibility" in bar and "Status:" not in bar and "<form" not in bar
 
@@ -89,9 +105,9 @@ def test_staff_without_permissions_get_nothing_about_the_object(bare_staff, cont
         assert "Status:" not in bar and "Purge from the edge" not in bar and "Check accessibility" in bar
 
 
-def test_an_unpublished_post_offers_its_latest_draft_on_its_404(chief, client, content):
+def test_an_unpublished_post_offers_its_latest_draft_on_its_404(staff, client, content):
     url = content.draft.get_absolute_url()
-    response = chief.get(url)
+    response = staff.get(url)
     assert response.status_code == 404
     bar = bar_of(response)
     assert links(bar)["Preview latest draft"] == reverse("blog:preview", args=[content.draft.pk])
@@ -100,33 +116,33 @@ def test_an_unpublished_post_offers_its_latest_draft_on_its_404(chief, client, c
     assert bar_of(client.get(url)) == "" and "Preview" not in client.get(url).content.decode()
 
 
-def test_a_scheduled_digest_says_when(chief, content):
-    bar = bar_of(chief.get(content.scheduled.get_absolute_url()))
+def test_a_scheduled_digest_says_when(staff, content):
+    bar = bar_of(staff.get(content.scheduled.get_absolute_url()))
     when = content.scheduled.published_at
     assert f"Status: <strong>Scheduled for {when:%B} {when.day}, {when:%Y, %H:%M} UTC</strong>" in bar
     assert links(bar)["Preview latest draft"] == reverse("digests:preview", args=[content.scheduled.pk])
 
 
-def test_a_preview_shows_the_status_and_no_link_to_itself(chief, content):
-    bar = bar_of(chief.get(reverse("blog:preview", args=[content.draft.pk])))
+def test_a_preview_shows_the_status_and_no_link_to_itself(staff, content):
+    bar = bar_of(staff.get(reverse("blog:preview", args=[content.draft.pk])))
     assert "Status: <strong>Draft</strong>" in bar and "Preview latest draft" not in bar
     assert links(bar)["Edit post"] == admin_change(content.draft)
 
 
 @pytest.mark.parametrize("who", ["anonymous", "member"])
-def test_readers_never_see_it_where_staff_do(client, member, chief, content, who):
+def test_readers_never_see_it_where_staff_do(client, member, editing, content, who):
     """Neither anonymous readers nor a signed-in member who is not staff (their session is no licence)."""
     reader = {"anonymous": client, "member": member}[who]
     for url in (content.post.get_absolute_url(), "/", content.draft.get_absolute_url()):
-        assert bar_of(chief.get(url)), url
+        assert bar_of(editing.get(url)), url
         assert "editbar" not in reader.get(url).content.decode(), url
 
 
-def test_a_purge_message_shows_in_the_bar_on_the_page_it_returns_to(chief, content, monkeypatch):
+def test_a_purge_message_shows_in_the_bar_on_the_page_it_returns_to(publishing, content, monkeypatch):
     from edge import outbox
 
     monkeypatch.setattr(outbox, "queue", lambda pk: None)
     url = content.post.get_absolute_url()
-    response = chief.post(reverse("editbar:purge", args=["post", content.post.pk]), {"next": url}, follow=True)
+    response = publishing.post(reverse("editbar:purge", args=["post", content.post.pk]), {"next": url}, follow=True)
     assert response.redirect_chain == [(url, 302)]
     assert f"post-{content.post.pk}" in bar_of(response).split('class="editbar-messages"')[1]

@@ -33,14 +33,14 @@ def test_a_publisher_records_the_purge_of_the_post_and_returns_to_its_page(
 
 
 @pytest.mark.parametrize("kind", ["digest", "author", "topic", "repository"])
-def test_every_kind_of_page_object_can_be_purged(chief, content, kind):
+def test_every_kind_of_page_object_can_be_purged(publishing, content, kind):
     obj = getattr(content, kind)
-    assert chief.post(purge_url(kind, obj), {"next": obj.get_absolute_url()}).status_code == 302
+    assert publishing.post(purge_url(kind, obj), {"next": obj.get_absolute_url()}).status_code == 302
     assert set(Purge.objects.get().keys) == affected.keys_for_objects([obj])
 
 
-def test_a_get_purges_nothing(chief, content):
-    assert chief.get(purge_url("post", content.post)).status_code == 405
+def test_a_get_purges_nothing(publishing, content):
+    assert publishing.get(purge_url("post", content.post)).status_code == 405
     assert not Purge.objects.exists()
 
 
@@ -56,20 +56,20 @@ def test_a_reader_is_sent_to_sign_in(client, member, content):
     assert not Purge.objects.exists()
 
 
-def test_without_the_csrf_token_nothing_is_purged(superuser, content):
+def test_without_the_csrf_token_nothing_is_purged(publisher, content):
     browser = Client(enforce_csrf_checks=True)
-    browser.force_login(superuser)
+    browser.force_login(publisher)
     assert browser.post(purge_url("post", content.post), {"next": "/"}).status_code == 403
     assert not Purge.objects.exists()
 
 
 @pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/x", "javascript:alert(1)", ""])
-def test_next_must_be_on_this_site(chief, content, target):
-    response = chief.post(purge_url("post", content.post), {"next": target})
+def test_next_must_be_on_this_site(publishing, content, target):
+    response = publishing.post(purge_url("post", content.post), {"next": target})
     assert response["Location"] == content.post.get_absolute_url()
 
 
 @pytest.mark.parametrize("kind, pk", [("reference", 1), ("post", 999999)])
-def test_unknown_kinds_and_objects_are_404(chief, content, kind, pk):
-    assert chief.post(reverse("editbar:purge", args=[kind, pk])).status_code == 404
+def test_unknown_kinds_and_objects_are_404(publishing, content, kind, pk):
+    assert publishing.post(reverse("editbar:purge", args=[kind, pk])).status_code == 404
     assert not Purge.objects.exists()

@@ -42,15 +42,17 @@ def test_anonymous_visitors_are_sent_to_sign_in_and_back_to_the_newsroom(client,
     assert client.get(NEWSROOM).templates[0].name == "newsroom/index.html"
 
 
-def test_the_model_list_is_one_click_away_and_every_admin_url_still_works(client, editor):
-    page = get_page(client, editor)
+@pytest.mark.parametrize("role", ["editor", "publisher"])
+def test_the_model_list_is_one_click_away_and_every_admin_url_still_works(client, request, role):
+    page = get_page(client, request.getfixturevalue(role))
     assert f'href="{reverse("admin:model_list")}"' in page
     response = client.get(reverse("admin:model_list"))
     assert response.status_code == 200 and response.context["title"] == "All models"
     listed = {model["object_name"] for app in response.context["app_list"] for model in app["models"]}
-    assert {"Digest", "Post", "Topic"} <= listed
+    assert {"Digest", "Post", "Topic", "Image"} <= listed  # both roles upload images
     for name, args in [("admin:app_list", ["digests"]), ("admin:digests_digest_changelist", []),
-                       ("admin:blog_post_add", []), ("admin:password_change", [])]:
+                       ("admin:blog_post_add", []), ("admin:images_image_upload", []),
+                       ("admin:password_change", [])]:
         assert client.get(reverse(name, args=args)).status_code == 200, name
     assert "RepoJournal editorial" in page and "<title>Newsroom | RepoJournal</title>" in page
 
@@ -87,6 +89,14 @@ def test_editors_see_no_review_queue_and_no_failures_they_cannot_act_on(client, 
     assert section(page, "Waiting for review") == "" and "Queued" not in page
     assert section(page, "Needs attention") == "" and "webhook" not in page
     assert section(page, "Going out next") and section(page, "Yours") and section(page, "Drafted digests")
+
+
+def test_publishers_see_no_failures_either_their_remedies_are_the_operators(client, publisher):
+    """Webhook deliveries, feeds, outbound endpoints and edge purges are the operators' (docs/operations.md, "Roles")."""
+    failures(2)
+    page = get_page(client, publisher)
+    assert section(page, "Needs attention") == "" and "webhook" not in page
+    assert section(page, "Waiting for review")
 
 
 def test_going_out_next_lists_the_next_seven_days_in_the_editors_time_zone(client, editor):
@@ -182,9 +192,12 @@ def test_needs_attention_counts_link_to_the_lists_filtered_to_them(client, super
         assert full > int(count), label  # the filter really filtered
 
 
-def test_every_row_links_to_its_change_page(client, superuser):
-    item = in_review("digest", superuser, hours_ago=1)
-    page = get_page(client, superuser)
+@pytest.mark.parametrize("role", ["editor", "publisher", "superuser"])
+def test_every_row_links_to_its_change_page(client, roles, role):
+    """A Publisher's review queue and an Editor's own drafts alike: each row opens the item it names."""
+    user = roles[role]
+    item = draft("digest", created_by=user) if role == "editor" else in_review("digest", user, hours_ago=1)
+    page = get_page(client, user)
     change = reverse("admin:digests_digest_change", args=[item.pk])
     assert f'href="{change}"' in page
     assert client.get(change).context["original"] == item

@@ -163,6 +163,12 @@ def test_the_admin_lists_every_rule_with_its_setting_and_last_run(admin_client):
     assert page.count("<td class=\"field-last_pruned\">0</td>") == len(retention.RULES)
 
 
+@pytest.mark.parametrize("role", ["editor", "publisher"])
+def test_the_retention_rules_are_the_operators_not_the_editorial_roles(client, request, role):
+    client.force_login(request.getfixturevalue(role))
+    assert client.get("/admin/newsroom/prunerecord/").status_code == 403
+
+
 def test_reprocessing_a_delivery_whose_body_was_pruned_is_refused(admin_client):
     delivery = WebhookDelivery.objects.create(guid="emptied", event="push", body=b"",
                                               state=WebhookDelivery.State.PROCESSED)
