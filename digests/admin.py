@@ -7,17 +7,14 @@ from django.db.models.functions import Coalesce
 
 import reversion
 
-from api.responses import detail_json, etag_of
 from images.admin import ImagePickerMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 from publishing.changelists import (
     AutocompleteFilter, AutocompleteFiltersMixin, LargeListMixin, indexed_search, is_autocomplete,
 )
-from publishing.edit_conflicts import EditConflictAdmin
 
 from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
-from .schemas import DigestOut
 
 
 #: GitHub URLs are https; also opts in to Django 6's default for scheme-less input.
@@ -33,7 +30,7 @@ class RepositoryInline(admin.TabularInline):
 
 
 @admin.register(Topic)
-class TopicAdmin(EditConflictAdmin, admin.ModelAdmin):
+class TopicAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "repository_count"]
     ordering = ["name"]  # the Count annotation drops Meta.ordering, and autocomplete pages need an order
     search_fields = ["name", "description"]
@@ -49,7 +46,7 @@ class TopicAdmin(EditConflictAdmin, admin.ModelAdmin):
 
 
 @admin.register(Repository)
-class RepositoryAdmin(EditConflictAdmin, admin.ModelAdmin):
+class RepositoryAdmin(admin.ModelAdmin):
     formfield_overrides = HTTPS_URLS
     list_display = ["full_name", "topic", "url"]
     list_filter = ["topic"]
@@ -156,34 +153,20 @@ class CitationCheckFormSet(LoadedAutocompleteFormSet):
             return ()
         self.faq_formset.is_valid()  # cleans its rows
         return tuple(
-            _kept(form, "answer") or ""
+            form.cleaned_data.get("answer") or ""
             for form in self.faq_formset.forms
             if getattr(form, "cleaned_data", None) and not form.cleaned_data.get("DELETE")
         )
 
     def kept_numbers(self) -> list[int]:
-        """The citation numbers of the rows that will exist after this save, rows added meanwhile included."""
+        """The citation numbers of the rows that will exist after this save."""
         return [
-            _kept(form, "number")
+            form.cleaned_data["number"]
             for form in self.forms
             if getattr(form, "cleaned_data", None)
             and not form.cleaned_data.get("DELETE")
-            and _kept(form, "number") is not None
-        ] + self.numbers_added_meanwhile()
-
-    def numbers_added_meanwhile(self) -> list[int]:
-        """Citations this form never showed: added since it was opened (a redraft adding references).
-        The save keeps them (``publishing.edit_conflicts``), so the check counts them."""
-        if self.instance.pk is None:
-            return []
-        shown = [form.instance.pk for form in self.forms if form.instance.pk is not None]
-        added = DigestReference.objects.filter(digest=self.instance).exclude(pk__in=shown)
-        return list(added.values_list("number", flat=True))
-
-
-def _kept(form, name: str):
-    """A row's value after this save: as typed, or the current one where the edit-conflict merge kept it."""
-    return form.cleaned_data[name] if name in form.cleaned_data else getattr(form.instance, name)
+            and form.cleaned_data.get("number") is not None
+        ]
 
 
 def _cited_in(formsets) -> list[Reference]:
@@ -248,10 +231,6 @@ class DigestAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, Wo
         counted = (DigestReference.objects.filter(digest=OuterRef("pk")).order_by().values("digest")
                    .annotate(total=Count("pk")).values("total"))
         return super().get_queryset(request).annotate(reference_total=Coalesce(Subquery(counted), 0))
-
-    def edit_version(self, obj) -> str:
-        """The ETag the API names for this digest (``If-Match`` there, the change form's version here)."""
-        return etag_of(detail_json(DigestOut, Digest.objects.with_page_data().get(pk=obj.pk)))
 
     def get_search_results(self, request, queryset, search_term):
         term = search_term.strip()
