@@ -3,17 +3,20 @@ from django.contrib import admin
 from django.db.models import Count, Q
 from taggit.models import Tag
 
+from api.responses import detail_json, etag_of
 from images.admin import ImagePickerMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 from publishing.changelists import (
     AutocompleteFilter, AutocompleteFiltersMixin, LargeListMixin, indexed_search, is_autocomplete,
 )
+from publishing.edit_conflicts import EditConflictAdmin
 
 from .models import Author, Post, PostAuthor, TaggedPost
+from .schemas import PostOut
 
 
 @admin.register(Author)
-class AuthorAdmin(admin.ModelAdmin):
+class AuthorAdmin(EditConflictAdmin, admin.ModelAdmin):
     list_display = ["name", "handle", "user", "post_count"]
     ordering = ["name"]  # the Count annotation drops Meta.ordering, and autocomplete pages need an order
     search_fields = ["name", "handle", "bio"]
@@ -109,6 +112,10 @@ class PostAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, Work
 
     def get_queryset(self, request):
         return super().get_queryset(request).with_listing_data()
+
+    def edit_version(self, obj) -> str:
+        """The ETag the API names for this post (``If-Match`` there, the change form's version here)."""
+        return etag_of(detail_json(PostOut, Post.objects.with_listing_data().get(pk=obj.pk)))
 
     def get_search_results(self, request, queryset, search_term):
         term = search_term.strip()

@@ -16,13 +16,15 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from publishing.edit_conflicts import EditConflictAdmin
+
 from . import renditions
 from .models import Image
 from .uploads import UploadForm
 
 
 @admin.register(Image)
-class ImageAdmin(admin.ModelAdmin):
+class ImageAdmin(EditConflictAdmin, admin.ModelAdmin):
     list_display = ["thumbnail", "alt", "dimensions", "uploaded_by", "uploaded_at", "state"]
     list_display_links = ["thumbnail", "alt"]
     list_select_related = ["uploaded_by"]

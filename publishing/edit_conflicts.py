@@ -1,0 +1,385 @@
+"""Edit conflicts in the admin: a save never silently undoes what someone else saved meanwhile.
+
+A change form carries two hidden fields: the version it was opened at (``EDIT_VERSION``; for posts
+and digests the very ETag the API names, ``api.responses.etag_of``) and a signed snapshot of the
+values it showed, inline rows included (``EDIT_BASE``). The snapshot, not the revision history, is
+the common ancestor of the three-way merge, because it is robust where the history is not: not
+every writer leaves a revision (ingestion's redrafts, ``update()``, scripts; authors, topics,
+repositories and images have no history at all), a revision records the whole item at the end of
+a transaction rather than what one form showed, and the snapshot needs no query to read. It is
+signed (``django.core.signing``) so a forged ancestor cannot make the merge throw away another
+editor's change; it is compressed, so it costs about a third of the text it records.
+
+On save the admin locks the item's row before reading it (``EditConflictAdmin.get_object``, in the
+transaction Django wraps every change form's save in), so two saves landing at once cannot both
+pass the check: the second waits for the first to commit and then merges against it. Per field,
+the editor's input and the current value are each compared with the snapshot:
+
+- changed only by the editor: saved; changed only by the other side: the current value is kept
+  (the field is left out of ``cleaned_data``, so ``construct_instance`` never writes it);
+- changed on both sides to different values: a conflict. Nothing is saved; the form comes back
+  as typed, with both values side by side and a "take theirs" choice per field, and with a new
+  snapshot in which the conflicting fields start from the other side's value, so the next save
+  applies what the editor chose while fields only the other side changed still merge.
+
+Inline rows merge the same way, each against its own snapshot; rows someone else added are not in
+the editor's formset, so the formset neither sees nor deletes them. A move in the workflow by the
+scheduler or a bulk action is a change of status and publication time only: it merges like any
+field only the other side changed, and never blocks a save.
+"""
+import copy
+import datetime
+import functools
+import hashlib
+import json
+
+from django import forms
+from django.contrib import messages
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.core import signing
+from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.db import router, transaction
+from django.forms.models import construct_instance
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+
+import reversion
+from reversion.models import Version
+
+EDIT_VERSION, EDIT_BASE, EDIT_PANEL = "_edit_version", "_edit_base", "_edit_conflicts"
+#: A radio per conflicting field, named this plus the field's HTML name: "mine" or "theirs".
+RESOLVE = "_edit_resolve:"
+SALT = "publishing.edit_conflicts"
+
+
+# --- States: what a form's fields hold, as comparable text -----------------------------------------
+
+def _model_field(instance, name):
+    try:
+        field = instance._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
+    return field if field.editable and not field.primary_key and (field.concrete or field.many_to_many) else None
+
+
+def field_state(instance, name, value=None) -> str:
+    """One model field of `instance` as text: equal texts are equal values, whatever the field."""
+    field = instance._meta.get_field(name)
+    if field.many_to_many:
+        related = value if value is not None else (field.value_from_object(instance) if instance.pk else [])
+        return json.dumps(sorted(str(getattr(item, "pk", item)) for item in related))
+    return field.value_to_string(instance)
+
+
+def form_state(form, instance) -> dict[str, str]:
+    """`instance`'s values of the model fields `form` edits."""
+    return {name: field_state(instance, name) for name in form.fields if _model_field(instance, name)}
+
+
+def sign(base: dict) -> str:
+    return signing.dumps(base, salt=SALT, compress=True)
+
+
+@functools.lru_cache(maxsize=16)
+def _unsigned(text: str):
+    """The snapshot a form carried, read once per request however many inline rows ask (treat as read-only)."""
+    try:
+        return signing.loads(text, salt=SALT)
+    except signing.BadSignature:
+        return False
+
+
+def opened_base(data):
+    """The snapshot in a form's POST data: a dict, None if the form carried none, False if it was tampered with."""
+    text = data.get(EDIT_BASE) if data is not None else None
+    return _unsigned(text) if text else None
+
+
+def state_version(state: dict) -> str:
+    """The version of an item that has no API ETag: a digest of what its change form shows."""
+    return '"%s"' % hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def shown(instance, name) -> str:
+    """A field's value as an editor reads it (a related item's name, a choice's label)."""
+    field = instance._meta.get_field(name)
+    if field.many_to_many:
+        return ", ".join(str(item) for item in field.value_from_object(instance)) if instance.pk else ""
+    if field.is_relation:
+        return str(getattr(instance, name) or "")
+    value = field.value_from_object(instance)
+    if field.choices:
+        return str(dict(field.flatchoices).get(value, value))
+    return "" if value is None else str(value)
+
+
+# --- Forms: the merge itself ----------------------------------------------------------------------
+
+class MergingFormMixin:
+    """Three-way merge of one form's fields, in ``clean`` (before ``construct_instance`` writes
+    the instance, which still holds the current, locked row)."""
+
+    edit_merged: tuple = ()  # fields whose current value was kept: the other side's changes
+    edit_conflicts: tuple = ()  # fields both sides changed differently
+    edit_current: dict | None = None  # the current state of the fields compared
+
+    def opened_fields(self, base: dict) -> dict | None:
+        raise NotImplementedError
+
+    def clean(self):
+        base = opened_base(self.data)
+        if base is False:
+            raise ValidationError("This form's record of what it was opened at is damaged; reload the page.",
+                                  code="edit_base")
+        fields = self.opened_fields(base) if base else None
+        if fields:
+            self._merge(fields)
+        return super().clean()
+
+    def _merge(self, opened: dict) -> None:
+        names = [name for name in opened if name in self.cleaned_data and _model_field(self.instance, name)]
+        current = {name: field_state(self.instance, name) for name in names}
+        typed = copy.copy(self.instance)
+        construct_instance(self, typed, fields=names)
+        mine = {name: field_state(typed, name, self.cleaned_data[name] if _model_field(typed, name).many_to_many
+                                  else None) for name in names}
+        merged, conflicts = [], []
+        for name in names:
+            if self.data.get(RESOLVE + self.add_prefix(name)) == "theirs" or (
+                    current[name] != opened[name] and mine[name] == opened[name]):
+                if current[name] != mine[name]:
+                    merged.append(name)
+                del self.cleaned_data[name]  # construct_instance and save_m2m keep the current value
+            elif current[name] != opened[name] and mine[name] != current[name]:
+                conflicts.append(name)
+        self.edit_merged, self.edit_conflicts, self.edit_current = tuple(merged), tuple(conflicts), current
+        self.__dict__["changed_data"] = [name for name in self.changed_data if name not in merged]
+        for name in conflicts:
+            self.add_error(name, f"Changed meanwhile to “{_clip(shown(self.instance, name))}”. Your input is "
+                                 "kept here: keep it, edit it, or take theirs, then save again.")
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class ConflictPanel(forms.Widget):
+    """Both values of each conflicting field side by side, with a "take theirs" choice; hidden otherwise."""
+
+    conflicts = ()  # (label, radio name, yours, theirs), set by EditConflictAdmin.render_change_form
+
+    @property
+    def is_hidden(self):
+        return not self.conflicts
+
+    def render(self, name, value, attrs=None, renderer=None):
+        if not self.conflicts:
+            return ""
+        rows = format_html_join("", (
+            '<tr><th scope="row">{}</th><td><pre class="edit-conflict">{}</pre></td>'
+            '<td><pre class="edit-conflict">{}</pre></td><td>'
+            '<label><input type="radio" name="{}" value="mine" checked> keep mine (as in the field, edited or not)'
+            '</label><br><label><input type="radio" name="{}" value="theirs"> take theirs</label></td></tr>'
+        ), ((label, yours, theirs, radio, radio) for label, radio, yours, theirs in self.conflicts))
+        return format_html('<table class="edit-conflicts"><thead><tr><th>Field</th><th>Yours</th>'
+                           '<th>Theirs (saved meanwhile)</th><th>Save again with</th></tr></thead>'
+                           '<tbody>{}</tbody></table>', rows)
+
+    def value_from_datadict(self, data, files, name):
+        return ""
+
+
+class OpenedAtForm(MergingFormMixin, forms.ModelForm):
+    """The item's own fields, plus the hidden version and snapshot the form was opened at."""
+
+    @functools.cached_property
+    def changed_data(self):
+        """What the editor changed: never the form's own record of what it was opened at."""
+        return [name for name in super().changed_data if name not in (EDIT_PANEL, EDIT_VERSION, EDIT_BASE)]
+
+    def opened_fields(self, base):
+        """Compared field by field even when the version still matches: cheap (no query), and right
+        whatever the version covers, and after a refused save, whose snapshot mixes then and now."""
+        return base.get("f")
+
+
+def _opened_at_fields():
+    return {
+        EDIT_PANEL: forms.CharField(required=False, label="Changed meanwhile", widget=ConflictPanel),
+        EDIT_VERSION: forms.CharField(required=False, widget=forms.HiddenInput),
+        EDIT_BASE: forms.CharField(required=False, widget=forms.HiddenInput),
+    }
+
+
+class InlineMergingForm(MergingFormMixin):
+    """An inline row: merged against the row's own snapshot; rows added since are not the form's."""
+
+    def opened_fields(self, base):
+        if self.instance.pk is None:
+            pk = self.data.get(self.add_prefix(self.instance._meta.pk.name))
+            if pk and str(pk) in base.get("i", {}).get(self.prefix.rsplit("-", 1)[0], {}):
+                raise ValidationError("Someone else removed this row after you opened the form. Tick “Delete” "
+                                      "to leave it removed, or add it again as a new row.", code="row_gone")
+            return None
+        rows = base.get("i", {}).get(self.prefix.rsplit("-", 1)[0], {})
+        return rows.get(str(self.instance.pk))
+
+
+class MergingFormSetMixin:
+    """An inline formset that lets rows removed meanwhile stay removed.
+
+    A row the form showed and someone else deleted (the API replaces a byline's rows) has no
+    instance any more; Django would refuse its form ("Select a valid choice"). If the editor left
+    the row as it was, it is marked deleted, which saves nothing for it; if they changed it, the
+    form says the row was removed meanwhile, and the editor decides.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rows_gone = []
+        base = opened_base(self.data) if self.is_bound else None
+        rows = base.get("i", {}).get(self.prefix) if base else None
+        if rows:
+            self._drop_rows_gone(rows)
+
+    def _drop_rows_gone(self, rows: dict) -> None:
+        existing = {str(pk) for pk in self.get_queryset().values_list("pk", flat=True)}
+        pk_name, data = self.model._meta.pk.name, self.data.copy()
+        for index in range(self.initial_form_count()):
+            key = self.add_prefix(index) + "-"
+            pk = self.data.get(key + pk_name)
+            opened = rows.get(pk)
+            if opened is None or pk in existing:
+                continue
+            if all(self.data.get(key + name, "") == value for name, value in opened.items()):
+                data[key + "DELETE"] = "on"
+                self.rows_gone.append(pk)
+        self.data = data
+
+
+# --- The admin ------------------------------------------------------------------------------------
+
+class EditConflictAdmin:
+    """A ModelAdmin mixin: change forms carry their opened-at version and merge or refuse stale saves."""
+
+    def edit_version(self, obj) -> str:
+        """The item's version (posts and digests: the API's ETag); by default a digest of its own fields."""
+        state = {field.name: field.value_to_string(obj) for field in obj._meta.concrete_fields}
+        return state_version(state)
+
+    def _may_edit(self, request, obj) -> bool:
+        return obj is not None and self.has_change_permission(request, obj)
+
+    def get_form(self, request, obj=None, **kwargs):
+        if not self._may_edit(request, obj):
+            return super().get_form(request, obj, **kwargs)
+        base = kwargs.get("form", self.form)
+        kwargs["form"] = type(base.__name__, (OpenedAtForm, base), _opened_at_fields())
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if not self._may_edit(request, obj):
+            return fieldsets
+        ours = {EDIT_PANEL, EDIT_VERSION, EDIT_BASE}
+        fieldsets = [(name, {**options, "fields": [f for f in options["fields"] if f not in ours]})
+                     for name, options in fieldsets]
+        first_name, first = fieldsets[0]
+        fieldsets[0] = (first_name, {**first, "fields": [EDIT_PANEL, *first["fields"], EDIT_VERSION, EDIT_BASE]})
+        return fieldsets
+
+    def get_formsets_with_inlines(self, request, obj=None):
+        for formset, inline in super().get_formsets_with_inlines(request, obj):
+            if obj is not None:
+                form = type(formset.form.__name__, (InlineMergingForm, formset.form), {})
+                formset = type(formset.__name__, (MergingFormSetMixin, formset), {"form": form})
+            yield formset, inline
+
+    def get_object(self, request, object_id, from_field=None):
+        """On a save, the item's row is locked before it is read, until the save's transaction ends."""
+        using = router.db_for_write(self.model)
+        if request.method == "POST" and transaction.get_connection(using).in_atomic_block:
+            field = self.model._meta.pk if from_field is None else self.model._meta.get_field(from_field)
+            try:
+                value = field.to_python(object_id)
+            except ValidationError:
+                value = None
+            if value is not None:
+                rows = self.model._base_manager.using(using).select_for_update().filter(**{field.name: value})
+                list(rows.values_list("pk"))
+        return super().get_object(request, object_id, from_field)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        form = context["adminform"].form
+        if EDIT_BASE in form.fields and obj is not None:
+            formsets = [inline.formset for inline in context.get("inline_admin_formsets", ())]
+            if not form.is_bound:
+                form.initial[EDIT_VERSION] = self.edit_version(obj)
+                form.initial[EDIT_BASE] = sign(self._opened(form, formsets, obj))
+            else:
+                self._show_conflicts(request, form, formsets, obj)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def _opened(self, form, formsets, obj) -> dict:
+        rows = {formset.prefix: {str(row.instance.pk): form_state(row, row.instance) for row in formset.initial_forms}
+                for formset in formsets}
+        return {"v": self.edit_version(obj), "at": timezone.now().isoformat(), "f": form_state(form, obj), "i": rows}
+
+    def _show_conflicts(self, request, form, formsets, obj) -> None:
+        """A save refused for conflicts: say who changed what, show both values, carry the new version."""
+        base = opened_base(form.data)
+        forms_ = [(form, None), *((row, formset.prefix) for formset in formsets for row in formset.initial_forms)]
+        conflicted = [(row, prefix) for row, prefix in forms_ if row.is_bound and getattr(row, "edit_conflicts", ())]
+        if not base or not conflicted:
+            return
+        base = copy.deepcopy(base)
+        panel = []
+        for row, prefix in conflicted:
+            opened = base["f"] if prefix is None else base["i"][prefix][str(row.instance.pk)]
+            for name in row.edit_conflicts:
+                opened[name] = row.edit_current[name]  # the next save starts from theirs: what it sends is chosen
+                label = row.fields[name].label or name
+                label = label if prefix is None else f"{label} ({row.instance._meta.verbose_name} {row.instance})"
+                panel.append((label, RESOLVE + row.add_prefix(name), row.data.get(row.add_prefix(name), ""),
+                              shown(row.instance, name)))
+        base["v"] = None  # a mixture of then and now, no one version
+        data = form.data.copy()
+        data[EDIT_VERSION], data[EDIT_BASE] = self.edit_version(obj), sign(base)
+        form.data = data
+        form.fields[EDIT_PANEL].widget.conflicts = panel
+        who = self.changed_by(obj, base.get("at"))
+        self.message_user(request, f"Not saved: {who}, after you opened this {obj._meta.verbose_name}, and you both "
+                                   "changed the fields shown side by side below. Your input is kept: choose, for each, "
+                                   "yours (edit it if you like) or theirs, and save again.", messages.ERROR)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        merged = [form.fields[name].label or name for name in getattr(form, "edit_merged", ())]
+        merged += [f"{row.fields[name].label or name} of {row.instance._meta.verbose_name} “{row.instance}”"
+                   for formset in formsets for row in formset.initial_forms
+                   for name in getattr(row, "edit_merged", ())]
+        merged += [f"the removal of {len(formset.rows_gone)} {formset.model._meta.verbose_name} row(s)"
+                   for formset in formsets if getattr(formset, "rows_gone", None)]
+        if change and merged:
+            base = opened_base(form.data) or {}
+            self.message_user(request, f"This {form.instance._meta.verbose_name} had changed since you opened it "
+                                       f"({self.changed_by(form.instance, base.get('at'))}). Kept their changes to: "
+                                       f"{', '.join(str(m) for m in merged)}; saved yours on top.", messages.WARNING)
+
+    def changed_by(self, obj, since: str | None) -> str:
+        """Who changed `obj` after `since` and when, from its revisions or else the admin's log."""
+        after = datetime.datetime.fromisoformat(since) if since else None
+        if reversion.is_registered(type(obj)):
+            versions = Version.objects.get_for_object(obj).select_related("revision__user")
+            changes = [(v.revision.user, v.revision.date_created) for v in versions
+                       if after is None or v.revision.date_created > after]
+        else:
+            entries = LogEntry.objects.filter(content_type=ContentType.objects.get_for_model(obj),
+                                              object_id=str(obj.pk)).select_related("user").order_by("-action_time")
+            changes = [(e.user, e.action_time) for e in entries if after is None or e.action_time > after]
+        if not changes:
+            return "it was changed by a process that records no author (ingestion or a script)"
+        names = sorted({user.get_full_name() or user.get_username() if user else "someone" for user, _ in changes})
+        latest = max(when for _, when in changes)
+        return f"{', '.join(names)} changed it, last at {timezone.localtime(latest):%Y-%m-%d %H:%M}"
