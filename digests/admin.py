@@ -7,14 +7,17 @@ from django.db.models.functions import Coalesce
 
 import reversion
 
+from api.responses import detail_json, etag_of
 from images.admin import ImagePickerMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 from publishing.changelists import (
     AutocompleteFilter, AutocompleteFiltersMixin, LargeListMixin, indexed_search, is_autocomplete,
 )
+from publishing.edit_conflicts import EditConflictAdmin
 
 from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
+from .schemas import DigestOut
 
 
 #: GitHub URLs are https; also opts in to Django 6's default for scheme-less input.
@@ -30,7 +33,7 @@ class RepositoryInline(admin.TabularInline):
 
 
 @admin.register(Topic)
-class TopicAdmin(admin.ModelAdmin):
+class TopicAdmin(EditConflictAdmin, admin.ModelAdmin):
     list_display = ["name", "slug", "repository_count"]
     ordering = ["name"]  # the Count annotation drops Meta.ordering, and autocomplete pages need an order
     search_fields = ["name", "description"]
@@ -46,7 +49,7 @@ class TopicAdmin(admin.ModelAdmin):
 
 
 @admin.register(Repository)
-class RepositoryAdmin(admin.ModelAdmin):
+class RepositoryAdmin(EditConflictAdmin, admin.ModelAdmin):
     formfield_overrides = HTTPS_URLS
     list_display = ["full_name", "topic", "url"]
     list_filter = ["topic"]
@@ -153,20 +156,34 @@ class CitationCheckFormSet(LoadedAutocompleteFormSet):
             return ()
         self.faq_formset.is_valid()  # cleans its rows
         return tuple(
-            form.cleaned_data.get("answer") or ""
+            _kept(form, "answer") or ""
             for form in self.faq_formset.forms
             if getattr(form, "cleaned_data", None) and not form.cleaned_data.get("DELETE")
         )
 
     def kept_numbers(self) -> list[int]:
-        """The citation numbers of the rows that will exist after this save."""
+        """The citation numbers of the rows that will exist after this save, rows added meanwhile included."""
         return [
-            form.cleaned_data["number"]
+            _kept(form, "number")
             for form in self.forms
             if getattr(form, "cleaned_data", None)
             and not form.cleaned_data.get("DELETE")
-            and form.cleaned_data.get("number") is not None
-        ]
+            and _kept(form, "number") is not None
+        ] + self.numbers_added_meanwhile()
+
+    def numbers_added_meanwhile(self) -> list[int]:
+        """Citations this form never showed: added since it was opened (a redraft adding references).
+        The save keeps them (``publishing.edit_conflicts``), so the check counts them."""
+        if self.instance.pk is None:
+            return []
+        shown = [form.instance.pk for form in self.forms if form.instance.pk is not None]
+        added = DigestReference.objects.filter(digest=self.instance).exclude(pk__in=shown)
+        return list(added.values_list("number", flat=True))
+
+
+def _kept(form, name: str):
+    """A row's value after this save: as typed, or the current one where the edit-conflict merge kept it."""
+    return form.cleaned_data[name] if name in form.cleaned_data else getattr(form.instance, name)
 
 
 def _cited_in(formsets) -> list[Reference]:
@@ -231,6 +248,10 @@ class DigestAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, Wo
         counted = (DigestReference.objects.filter(digest=OuterRef("pk")).order_by().values("digest")
                    .annotate(total=Count("pk")).values("total"))
         return super().get_queryset(request).annotate(reference_total=Coalesce(Subquery(counted), 0))
+
+    def edit_version(self, obj) -> str:
+        """The ETag the API names for this digest (``If-Match`` there, the change form's version here)."""
+        return etag_of(detail_json(DigestOut, Digest.objects.with_page_data().get(pk=obj.pk)))
 
     def get_search_results(self, request, queryset, search_term):
         term = search_term.strip()
