@@ -49,11 +49,11 @@ Answer with one JSON object and nothing else:
  "faq": [{{"question": "...", "answer": "...", "cites": [1]}}]}}"""
 
 HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
-UNCHECKED_BOX = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\[ \].*$", re.MULTILINE)
+UNCHECKED_BOX = re.compile(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]+\[ \].*(?:\n|$)", re.MULTILINE)
 BOILERPLATE = re.compile(
-    r"^\s*(?:cc:? @|Stack from \[?ghstack|\* (?:\(to be filled\)|#\d+$)|Pull Request resolved:|"
+    r"^[ \t]*(?:cc:? @|Stack from \[?ghstack|\* (?:\(to be filled\)|#\d+$)|Pull Request resolved:|"
     r"Differential Revision:|Reviewed By:|Approved by:|Signed-off-by:|Co-authored-by:|ghstack-source-id:|"
-    r"Dependabot will|You can trigger|<details>|</details>|<summary>|</summary>|\[!\[).*$",
+    r"Dependabot will|You can trigger|<details>|</details>|<summary>|</summary>|\[!\[).*(?:\n|$)",
     re.MULTILINE | re.IGNORECASE)
 BLANK_LINES = re.compile(r"\n\s*\n+")
 
