@@ -4,7 +4,8 @@ A rule names the rows that have served their purpose -- older than the setting's
 days *and* needed by no open problem -- and what pruning does to them: webhook deliveries lose
 their stored bodies first (``RETENTION_WEBHOOK_BODY_DAYS``) and their rows later; ingestion
 runs, redelivery requests, outbound messages (with their deliveries and attempts) and the
-sign-in failure and access logs (django-axes) are deleted. Never pruned: a delivery not yet
+sign-in failure and access logs (django-axes) are deleted; a language model's raw answer to a
+draft (``DigestDraft.raw_response``, issue 36) is emptied. Never pruned: a delivery not yet
 processed or failed (the newsroom's *Needs attention* and "Reprocess" need it), a running
 ingestion run, an outbound message that some endpoint has not acknowledged, and the newest
 message about each post or digest (later events compare with what it said). Edge purges need
@@ -24,7 +25,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from ingestion.models import IngestionRun, RedeliveryRequest, WebhookDelivery
+from ingestion.models import DigestDraft, IngestionRun, RedeliveryRequest, WebhookDelivery
 from outbound.models import Delivery, Message
 
 #: Rows pruned per transaction.
@@ -79,6 +80,10 @@ RULES = [
     Rule("outbound messages", Message, "RETENTION_OUTBOUND_MESSAGE_DAYS",
          "messages an endpoint has not acknowledged, and the newest about each post or digest",
          _settled_messages),
+    Rule("model draft answers", DigestDraft, "RETENTION_DRAFT_RESPONSE_DAYS",
+         "the answer of a draft generated since (a redraft of an unchanged day reuses it)",
+         lambda cutoff: DigestDraft.objects.filter(generated_at__lt=cutoff).exclude(raw_response=""),
+         clear={"raw_response": ""}),
     Rule("sign-in failures", AccessFailureLog, "RETENTION_SIGN_IN_FAILURE_DAYS",
          "nothing older (lockouts count from AccessAttempt, not from this log)",
          lambda cutoff: AccessFailureLog.objects.filter(attempt_time__lt=cutoff)),
