@@ -37,6 +37,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="Subscribers the newsletter phase mails (100,000; 2,000 in quick mode).")
     parser.add_argument("--only-admin", action="store_true",
                         help="Only the admin side by side at the full archive and a tenth (both generated), as JSON.")
+    parser.add_argument("--only-renames", action="store_true",
+                        help="Only the busiest author's rename in the admin, at a tenth and the full archive, as JSON.")
     parser.add_argument("--output", type=Path, help="Where to write results JSON.")
     parser.add_argument("--docs", type=Path, help="Markdown file to update (default docs/benchmarks.md; not in quick).")
     return parser.parse_args(argv)
@@ -107,6 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         admin = run_admin_only(config)
         print(json.dumps({**admin, "checks": checks(admin)}, indent=1))
         return 0  # a bar missed is a finding, as in the full run, not a failed run
+    if args.only_renames:
+        from .renames import checks
+        from .run import run_renames_only
+
+        measured = run_renames_only(config)
+        print(json.dumps({"scales": measured, "checks": checks(measured)}, indent=1))
+        return 0  # a bar missed is a finding, as in the full run
     results = report.build(run(config), quick=args.quick)
     default_output = Path(tempfile.gettempdir()) / "repojournal-bench-quick.json" if args.quick else (
         BENCH_DIR / "results.json")

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.core.cache import caches
 from django.db import connection
 
-from . import side_by_side
+from . import renames, side_by_side
 
 BARS = {("page", "cold"): 0.10, ("page", "warm"): 0.70, ("feed", "warm"): 0.70, ("page", "warm-redis"): 0.70,
         ("feed", "warm-redis"): 0.70, ("api", "none"): 0.15,
@@ -194,7 +194,9 @@ def build(raw: dict, *, quick: bool) -> dict:
                                     "targets": smaller["targets"]},
         "ingestion": raw["ingestion"],
         "admin_side_by_side": raw.get("admin_side_by_side"),
+        "renames": [{"scale_factor": scale["factor"], **scale["renames"]} for scale in scales if scale.get("renames")],
         "checks": checks(main["targets"], raw["ingestion"]) + side_by_side.checks(raw.get("admin_side_by_side"))
+        + renames.checks(scales)
         + edge_checks(raw.get("edge")) + replica_checks(raw.get("replicas")) + newsletter_checks(raw.get("newsletters")),
         "edge": raw.get("edge"), "replicas": raw.get("replicas"), "newsletters": raw.get("newsletters"),
     }
@@ -237,6 +239,8 @@ def generated_section(results: dict, chart_name: str) -> str:
         table(results),
         "**The admin at the full archive and at a tenth, side by side (bench/side_by_side.py):** "
         + side_by_side.text(results.get("admin_side_by_side")),
+        "**Renaming the archive's busiest author in the admin (bench/renames.py):** "
+        + renames_text(results.get("renames")),
         "**Ingestion:** " + ", ".join(f"{kind}: {value}" for kind, value in ingestion.items()),
         "**Generation (seconds):** " + ", ".join(f"{k} {v}" for k, v in results["generation_seconds"].items()),
         "**Edge (Varnish, bench/edge.py):** " + edge_text(results.get("edge")),
@@ -244,6 +248,13 @@ def generated_section(results: dict, chart_name: str) -> str:
         "**Newsletters (bench/newsletters.py):** " + newsletters_text(results.get("newsletters")),
         "### The issue's targets, judged on this run\n\n" + checks_table(results),
     ])
+
+
+def renames_text(measured: list[dict] | None) -> str:
+    if not measured:
+        return "not run."
+    return "; ".join(f"×{m['scale_factor']}: {m['author_posts']:,} posts, save p50 {m['save_p50_ms']} ms "
+                     f"(max {m['save_max_ms']} ms of {m['renames']}, {m['queries']} queries)" for m in measured) + "."
 
 
 def _kb(count: int) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.core.management import call_command
 
-from . import edge, hit_ratio, ingest, load, newsletters, replicas, side_by_side
+from . import edge, hit_ratio, ingest, load, newsletters, renames, replicas, side_by_side
 from .generate import Generator, Scale
 from .targets import Target, admin_targets, build_targets, check, count_queries, phase_env
 
@@ -118,7 +118,9 @@ def measure_scale(factor: float, config: Config) -> tuple[dict, list[Target]]:
                     state = cache_state if target.kind in CACHED_KINDS else "none"
                     results.append(summarise(target, runs[target.name], baseline_rps, state,
                                              count_queries(target, state)[0]))
-    return {"factor": factor, "scale": scale.__dict__, "generation_seconds": timings, "targets": results}, targets
+    log("admin: renaming the busiest author")
+    return {"factor": factor, "scale": scale.__dict__, "generation_seconds": timings, "targets": results,
+            "renames": renames.measure(config.rounds)}, targets
 
 
 def measure_scales(config: Config) -> tuple[list[dict], dict | None]:
@@ -165,6 +167,18 @@ def run_admin_only(config: Config) -> dict:
 
     tenth_targets = generated(config.scale / 10)
     return admin_side_by_side(config, tenth_targets, lambda: generated(config.scale))
+
+
+def run_renames_only(config: Config) -> list[dict]:
+    """`--only-renames`: generate a tenth (unless --no-tenth) and the full archive, renaming the busiest author in
+    the admin at each (bench/renames.py); nothing else measured."""
+    call_command("migrate", interactive=False, verbosity=0)
+    measured = []
+    for factor in ([config.scale / 10] if config.tenth else []) + [config.scale]:
+        log(f"generating {Scale().times(factor)}")
+        Generator(Scale().times(factor)).run()
+        measured.append({"factor": factor, "renames": renames.measure(config.rounds)})
+    return measured
 
 
 def run(config: Config) -> dict:

@@ -126,6 +126,20 @@ def test_checks_ingestion_and_docs_are_written(quick_run):
     assert docs.with_name("benchmarks.svg").read_text().startswith("<svg")
 
 
+def test_the_busiest_authors_rename_in_the_admin_is_timed_at_both_scales(quick_run):
+    """Issue 39: the save of a renamed author must not grow with their posts (bench/renames.py)."""
+    results, docs = quick_run
+    renames = results["renames"]
+    assert [item["scale_factor"] for item in renames] == [results["tenth_scale"]["scale_factor"],
+                                                          results["scale_factor"]]
+    assert renames[0]["author_posts"] < renames[1]["author_posts"]
+    for item in renames:
+        assert item["renames"] >= 3 and 0 < item["save_p50_ms"] <= item["save_max_ms"] and item["queries"] > 0
+    judged = [check for check in results["checks"] if check["check"].startswith("rename of the busiest author")]
+    assert [check["value"] for check in judged] == [item["save_max_ms"] for item in renames]
+    assert "Renaming the archive's busiest author in the admin" in docs.read_text()
+
+
 def test_the_edge_is_measured_or_skipped_with_a_reason(quick_run):
     results, docs = quick_run
     edge = results["edge"]

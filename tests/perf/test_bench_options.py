@@ -50,6 +50,10 @@ def test_a_failed_edge_edit_fails_its_check_and_the_run():
     assert not report.edge_checks({"skipped": "no varnishd"})
 
 
+def test_the_rename_phase_runs_alone():
+    assert parse(["--only-renames"]).only_renames and not parse([]).only_renames
+
+
 def test_newsletter_phase_options_reach_the_config():
     config = configure(parse(["--newsletter-subscribers", "500"]))
     assert config.newsletter_subscribers == 500
