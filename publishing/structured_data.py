@@ -4,9 +4,12 @@ Built as plain dicts here and serialised by the ``json_ld`` template tag, which
 escapes ``<``, ``>`` and ``&`` so no string in the data can close the script.
 """
 from django.conf import settings
-from django.templatetags.static import static
+from django.contrib.staticfiles import finders
+from django.core.exceptions import ImproperlyConfigured
+from django.templatetags.static import PrefixNode
 
 PUBLISHER = {"@type": "Organization", "name": "RepoJournal"}
+LOGO = "img/logo.svg"
 
 
 def absolute(path: str) -> str:
@@ -14,8 +17,24 @@ def absolute(path: str) -> str:
     return path if path.startswith(("http://", "https://")) else f"{settings.SITE_URL}{path}"
 
 
+def logo_url() -> str:
+    """The logo's unfingerprinted static URL, its source found by the staticfiles finders.
+
+    Not ``static()``: production's manifest storage answers that only after ``collectstatic``
+    (``ValueError: Missing staticfiles manifest entry``), and this runs wherever a digest or
+    post is rendered for storage -- ``import_seeds``, ``migrate``'s backfills, a worker -- in
+    whatever order a deployment runs its commands. The unhashed name also outlives the next
+    deployment: a stored rendering keeps it, and collectstatic keeps the original beside the
+    fingerprinted copy (WhiteNoise serves both). The finders make a missing or renamed logo
+    an error here, as the manifest would have.
+    """
+    if not finders.find(LOGO):
+        raise ImproperlyConfigured(f"The logo {LOGO} is in none of the static files directories.")
+    return f"{PrefixNode.handle_simple('STATIC_URL')}{LOGO}"
+
+
 def publisher() -> dict:
-    logo = {"@type": "ImageObject", "url": absolute(static("img/logo.svg"))}
+    logo = {"@type": "ImageObject", "url": absolute(logo_url())}
     return {**PUBLISHER, "url": absolute("/"), "logo": logo}
 
 
