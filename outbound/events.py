@@ -1,57 +1,35 @@
-"""Which writes become events, and what an event says.
+"""Which writes owe an announcement: signal receivers that record them in the writing transaction.
 
 Only what readers can see is ever sent. Before a post or digest is saved we note whether its
-stored row is public (``pre_save``, as reader/public_changes.py does); once the transaction
-commits we compare with what is public now and with what subscribers were last told (the
-subject's latest `Message`):
+stored row is public (``pre_save``, as reader/public_changes.py does); the save then records the
+item as owed an announcement (``announce_after_commit``), with that answer. What the item shows
+also changes with writes to other rows: a post's bylines and tags, an author's name or handle, a
+tag's name; a digest's citations, action items and FAQ, a cited reference, a repository's or
+topic's name (each re-renders the digests showing it and says so with
+``publishing.signals.content_changed``). Those record the published items concerned
+(``announce_shown``): one ``INSERT … SELECT`` for a set of any size.
 
-- public now, not announced as public before → ``*.published``;
-- public now and before → ``*.updated``, only if the JSON subscribers see changed;
-- not public now, but announced (or public before the write) → ``*.unpublished``;
-- otherwise (a draft edit, a scheduled item still in the future) → nothing.
-
-A scheduled item becomes public when its time passes, with no write: `announce_due`, run by the
-beat sweep every minute, sends its ``*.published`` then, never before.
-
-What an item shows also changes with writes to other rows: a post's bylines and tags, an author's
-name or handle, a tag's name; a digest's citations, action items and FAQ, a cited reference, a
-repository's or topic's name (each re-renders the digests showing it and says so with
-``publishing.signals.content_changed``). Each of those announces the published items concerned
-after the commit (``announce_shown``): the comparison above decides whether an ``*.updated`` is due.
-
-The payload follows the Standard Webhooks envelope: ``{"type", "timestamp", "data"}``, where
-``data`` is exactly the API's detail JSON (`PostOut`, `DigestOut`).
+Nothing here builds an item's JSON or decides an event: the rows (``outbound.outbox``) are
+announced by a worker after the commit, which compares with what subscribers were last told
+(``outbound.announcing``). A scheduled item becomes public when its time passes, with no write:
+``outbox.announce_due``, run by the beat sweep every 30 s, sends its ``*.published`` then.
 """
-import json
-from datetime import timedelta
-
-from django.db import transaction
-from django.db.models import Exists, OuterRef
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
-from django.utils import timezone
 from taggit.models import Tag
 
-from api.responses import detail_json
 from blog.models import Author, Post, PostAuthor, TaggedPost
-from blog.schemas import PostOut
-from digests.models import Digest
-from digests.schemas import DigestOut
+from digests.models import Digest, Repository, Topic
 from publishing.signals import content_changed
 from publishing.transactions import OnCommit, pending_callback, register_callback
 
-from .models import Endpoint, Message
+from . import outbox
+from .announcing import SUBJECT_OF, current_json
+from .models import Announcement, Endpoint
 
-#: subject name -> (model, detail schema, queryset with what the schema shows)
-SUBJECTS = {
-    "post": (Post, PostOut, lambda: Post.objects.with_listing_data()),
-    "digest": (Digest, DigestOut, lambda: Digest.objects.with_page_data()),
-}
-SUBJECT_OF = {model: name for name, (model, _, _) in SUBJECTS.items()}
-VISIBLE_TYPES = ("published", "updated")
+#: What the digests' JSON shows of a topic and of a repository: a change records every digest showing it.
+SHOWN_BY_DIGESTS = {Topic: ("name", "slug"), Repository: ("full_name",)}
 #: Where the open transaction's ``Announcements`` are kept on the connection (``publishing.transactions``).
 PENDING = "outbound_pending_announcements"
-#: How far back the sweep looks for scheduled items whose time has come (older ones were announced then).
-DUE_LOOKBACK = timedelta(days=1)
 
 
 def connect_signals() -> None:
@@ -67,6 +45,9 @@ def connect_signals() -> None:
     m2m_changed.connect(on_post_tags, sender=Post.tags.through, dispatch_uid="outbound-post-tags")
     post_save.connect(on_author_or_tag, sender=Author, dispatch_uid="outbound-author")
     post_save.connect(on_author_or_tag, sender=Tag, dispatch_uid="outbound-tag")
+    for model in SHOWN_BY_DIGESTS:
+        pre_save.connect(remember_shown_names, sender=model, dispatch_uid=f"outbound-pre-{model.__name__}")
+        post_save.connect(on_topic_or_repository, sender=model, dispatch_uid=f"outbound-{model.__name__}")
 
 
 def listening() -> bool:
@@ -97,48 +78,85 @@ def remember_deleted(sender, instance, **kwargs) -> None:
 def on_deleted(sender, instance, **kwargs) -> None:
     data = getattr(instance, "_outbound_last_json", None)
     if data is not None:
-        subject, pk = SUBJECT_OF[sender], instance.pk
-        transaction.on_commit(lambda: send(f"{subject}.unpublished", data, subject, pk))
+        recorded(outbox.record({(SUBJECT_OF[sender], instance.pk): True}, last_data=data))
 
 
 def announce_shown(model, items) -> None:
-    """After the commit, announce each published item of `model` among `items` (ids, or a query of them).
+    """Record each published item of `model` among `items` (ids, or a query of them) as owed an announcement.
 
-    For writes that change what an item shows without saving the item. The ids are read now, in the
-    writing transaction; ``announce`` compares with what subscribers were told, so an item whose
-    JSON did not change (a card re-rendered for nothing the API shows) sends nothing.
+    For writes that change what an item shows without saving the item; the API other apps' writers
+    reach through ``publishing.signals.content_changed`` (``announce_bulk_write(model, pks)``). Cheap
+    whatever the number of items: a query is one ``INSERT … SELECT``, and no item's JSON is built
+    here. The worker compares each with what subscribers were told, so an item whose JSON did not
+    change (a card re-rendered for nothing the API shows) sends nothing.
     """
     if not listening():
         return
     subject = SUBJECT_OF[model]
-    published = model.objects.published().filter(pk__in=items).values_list("pk", flat=True)
-    announce_after_commit({(subject, pk): False for pk in published})
+    pending = pending_callback(PENDING)
+    if isinstance(items, (list, tuple, set)):
+        items = [pk for pk in items if pending is None or (subject, pk) not in pending.items]
+        if not items:
+            return
+    recorded(outbox.record_published(subject, items))
 
 
 def announce_after_commit(items: dict[tuple[str, int], bool]) -> None:
-    """Announce these (subject, pk) items once the transaction commits (now, outside one), each once
-    however many writes of the transaction touched it. The value: whether the item was public before
-    the transaction (``announce``'s `was_public`), true if any write saw it so."""
-    if not items:
+    """Record these saved (subject, pk) items as owed an announcement, each once per transaction. The
+    value: whether the item was public before the save (the transaction's first save of it decides).
+
+    A save's answer overrides a shown change's "it was public" recorded earlier in the transaction:
+    a digest's own save re-renders its parts (``content_changed``) before this receiver runs.
+    """
+    pending = pending_callback(PENDING)
+    if pending is not None:
+        pending.correct({item: was_public for item, was_public in items.items() if pending.saved.get(item) is False})
+        items = {item: was_public for item, was_public in items.items() if item not in pending.saved}
+    if items:
+        recorded(outbox.record(items), saved=True)
+
+
+def recorded(rows: list[tuple[int, tuple[str, int]]], saved: bool = False) -> None:
+    """Queue the worker for these rows once the transaction commits (at once outside one)."""
+    if not rows:
         return
     pending = pending_callback(PENDING)
     if pending is None:
-        register_callback(PENDING, Announcements(items))
-        return
-    for item, was_public in items.items():
-        pending.items[item] = pending.items.get(item, False) or was_public
+        register_callback(PENDING, Announcements(rows, saved), robust=True)
+    else:
+        pending.add(rows, saved)
 
 
 class Announcements(OnCommit):
-    """This transaction's items to announce once it commits: a post saved with its byline and tags, or a
-    digest given twenty citations in one save, is compared with what subscribers were told once."""
+    """This transaction's rows owed an announcement: on commit, their worker is queued (``outbox.queue``).
 
-    def __init__(self, items: dict[tuple[str, int], bool]):
-        self.items = dict(items)
+    A post saved with its byline and tags, or a digest given twenty citations in one save, is one
+    row and one comparison."""
+
+    def __init__(self, rows: list[tuple[int, tuple[str, int]]], saved: bool = False):
+        self.ids: list[int] = []
+        #: item -> whether a save of the item recorded it (else only a change to what it shows)
+        self.saved: dict[tuple[str, int], bool] = {}
+        self.add(rows, saved)
+
+    @property
+    def items(self):
+        return self.saved.keys()
+
+    def add(self, rows: list[tuple[int, tuple[str, int]]], saved: bool) -> None:
+        for row_id, item in rows:
+            self.ids.append(row_id)
+            self.saved[item] = self.saved.get(item, False) or saved
+
+    def correct(self, items: dict[tuple[str, int], bool]) -> None:
+        """Items first recorded as shown changes, now saved: the save knows whether they were public."""
+        for (subject, pk), was_public in items.items():
+            Announcement.objects.filter(pk__in=self.ids, subject_type=subject, subject_id=pk).update(
+                was_public=was_public)
+            self.saved[(subject, pk)] = True
 
     def run(self) -> None:
-        for (subject, pk), was_public in sorted(self.items.items()):
-            announce(subject, pk, was_public=was_public)
+        outbox.queue(self.ids)
 
 
 def on_content_changed(sender, pks=None, **kwargs) -> None:
@@ -171,63 +189,17 @@ def on_author_or_tag(sender, instance, raw=False, created=False, **kwargs) -> No
     announce_shown(Post, posts.values("pk"))
 
 
-def current_json(subject: str, pk: int) -> dict | None:
-    """The API's detail JSON of the item if it is public now, else None."""
-    _, schema, queryset = SUBJECTS[subject]
-    found = queryset().published().filter(pk=pk).first()
-    return None if found is None else json.loads(detail_json(schema, found))
+def remember_shown_names(sender, instance, raw=False, **kwargs) -> None:
+    """Before a topic or repository is saved: what digests show of it (a poll saving a repository changes none)."""
+    if not raw and instance.pk and listening():
+        instance._outbound_shown = sender.objects.filter(pk=instance.pk).values_list(*SHOWN_BY_DIGESTS[sender]).first()
 
 
-def identity(subject: str, pk: int) -> dict:
-    """What an ``*.unpublished`` event says of an item never announced: which one it is, nothing unpublished."""
-    model = SUBJECTS[subject][0]
-    return model._base_manager.filter(pk=pk).values("id", "slug").first() or {"id": pk}
-
-
-def last_said(subject: str, pk: int) -> Message | None:
-    return Message.objects.filter(subject_type=subject, subject_id=pk).order_by("-pk").first()
-
-
-def announce(subject: str, pk: int, was_public: bool = False) -> Message | None:
-    """Compare what is public now with what subscribers were told, and send the event that closes the gap."""
-    data = current_json(subject, pk)
-    last = last_said(subject, pk)
-    told_public = last.type.endswith(VISIBLE_TYPES) if last else was_public
-    if data is not None:
-        if not told_public:
-            return send(f"{subject}.published", data, subject, pk)
-        if last is None or last.payload.get("data") != data:
-            return send(f"{subject}.updated", data, subject, pk)
-        return None
-    if told_public:
-        stale = last.payload.get("data") if last else identity(subject, pk)
-        return send(f"{subject}.unpublished", stale, subject, pk)
-    return None
-
-
-def send(event_type: str, data: dict, subject: str = "", pk: int | None = None) -> Message:
-    """Write the message and queue it to every endpoint that wants it (after this transaction commits)."""
-    from .delivery import fan_out
-
-    now = timezone.now()
-    payload = {"type": event_type, "timestamp": now.isoformat().replace("+00:00", "Z"), "data": data}
-    with transaction.atomic():
-        message = Message.objects.create(type=event_type, payload=payload, subject_type=subject,
-                                         subject_id=pk, created_at=now)
-        fan_out(message)
-    return message
-
-
-def announce_due(now=None) -> int:
-    """Send ``*.published`` for scheduled items whose time has come since they were last written."""
-    if not listening():
-        return 0
-    now = now or timezone.now()
-    sent = 0
-    for subject, (model, _, _) in SUBJECTS.items():
-        told = Message.objects.filter(subject_type=subject, subject_id=OuterRef("pk"),
-                                      created_at__gte=OuterRef("published_at"))
-        due = model.objects.published(now).filter(published_at__gt=now - DUE_LOOKBACK).filter(~Exists(told))
-        for pk in due.values_list("pk", flat=True):
-            sent += announce(subject, pk) is not None
-    return sent
+def on_topic_or_repository(sender, instance, raw=False, created=False, **kwargs) -> None:
+    """A renamed topic or repository shows in every digest of it or citing it: recorded here, whoever
+    re-renders the digests' stored parts and when (``digests.signals``: a worker), as the JSON reads it live."""
+    before = getattr(instance, "_outbound_shown", None)
+    if raw or created or before is None or before == tuple(getattr(instance, f) for f in SHOWN_BY_DIGESTS[sender]):
+        return
+    digests = instance.digests.all() if sender is Topic else Digest.objects.filter(repository_links__repository=instance)
+    announce_shown(Digest, digests.values("pk"))

@@ -6,7 +6,9 @@ An `Endpoint` is a subscriber's URL with its signing secret. A `Message` is one 
 (``next_attempt_at`` lives in the database, so a due retry survives a worker or Redis restart:
 the beat sweep re-enqueues it) and what keeps a message from being delivered twice after a 2xx
 (one row per endpoint and message, locked while it is tried). An `Attempt` is one HTTP request,
-kept for the log an editor reads in the admin.
+kept for the log an editor reads in the admin. An `Announcement` is an item owed a comparison
+with what subscribers were told: written in the writing transaction, announced by a worker
+(``outbound.outbox``).
 """
 import base64
 import secrets
@@ -192,3 +194,29 @@ class Attempt(models.Model):
     def __str__(self) -> str:
         outcome = self.status_code or self.error or "?"
         return f"#{self.number} {self.message.type} → {outcome}"
+
+
+class Announcement(models.Model):
+    """An item whose public state may have changed: compared with what subscribers were told, by a worker.
+
+    Written in the transaction of the write (a rolled-back write owes nothing), so a process killed
+    between its commit and the announcement, or a broker down at that moment, loses nothing: beat's
+    sweep (``outbound.tasks.sweep_announcements``) announces what the commit's task did not. Deleted in
+    the transaction that writes the `Message` (or decides none is due), so it is announced once.
+    """
+
+    subject_type = models.CharField(max_length=20)
+    subject_id = models.BigIntegerField()
+    was_public = models.BooleanField(
+        default=True, help_text="Whether readers saw the item before the write (false: the write may publish it).")
+    last_data = models.JSONField(null=True, blank=True,
+                                 help_text="A deleted item's last public JSON, for its ``*.unpublished``.")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["pk"]
+        indexes = [models.Index(fields=["subject_type", "subject_id"], name="outbound_announcement_subject")]
+        verbose_name = "pending announcement"
+
+    def __str__(self) -> str:
+        return f"{self.subject_type} {self.subject_id} owed an announcement since {self.created_at:%Y-%m-%d %H:%M:%S}"

@@ -345,6 +345,15 @@ EGRESS_ALLOWED_NETWORKS = env_list("EGRESS_ALLOWED_NETWORKS")
 # --- Outbound webhooks (issue 18, outbound/, docs/webhooks.md) ---
 # Endpoint URLs must be https (tests and local development turn this off); addresses are checked by egress.
 OUTBOUND_REQUIRE_HTTPS = env_bool("OUTBOUND_REQUIRE_HTTPS", True)
+# Announcements owed (issue 39, outbound.outbox): rows written with the write, announced by a task after its
+# commit. One still owed this many seconds later lost its task (a writer killed after the commit, the broker
+# down then); beat's sweep announces it, every OUTBOUND_ANNOUNCE_SWEEP_SECONDS.
+OUTBOUND_ANNOUNCE_SWEEP_AFTER = float(os.environ.get("OUTBOUND_ANNOUNCE_SWEEP_AFTER", "30"))
+OUTBOUND_ANNOUNCE_SWEEP_SECONDS = float(os.environ.get("OUTBOUND_ANNOUNCE_SWEEP_SECONDS", "15"))
+CELERY_BEAT_SCHEDULE["outbound-sweep-announcements"] = {
+    "task": "outbound.tasks.sweep_announcements", "schedule": OUTBOUND_ANNOUNCE_SWEEP_SECONDS,
+    "options": {"expires": OUTBOUND_ANNOUNCE_SWEEP_SECONDS},
+}
 
 # --- Sign-in lockouts (issue 17, django-axes; accounts/lockout.py, docs/operations.md) ---
 # 10 failures for one username, or from one address (either locks), within the cool-off

@@ -5,6 +5,7 @@ import pytest
 from standardwebhooks import Webhook
 from werkzeug.wrappers import Response
 
+from outbound import outbox
 from outbound.models import Endpoint
 
 
@@ -51,3 +52,11 @@ def queued(monkeypatch):
     calls = []
     monkeypatch.setattr("outbound.delivery.enqueue", lambda endpoint_id, countdown=None: calls.append(endpoint_id))
     return calls
+
+
+@pytest.fixture(autouse=True)
+def announce_in_process(request, monkeypatch):
+    """Announce at the commit in this process, what the queued task does where tasks run inline: with
+    REDIS_URL no worker reads the suite's queue. Modules that run a real worker set ``REAL_WORKER``."""
+    if not getattr(request.module, "REAL_WORKER", False):
+        monkeypatch.setattr(outbox, "queue", outbox.process)
