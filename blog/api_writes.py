@@ -4,6 +4,8 @@ A post arrives in the shape the detail endpoint returns; its authors must
 already exist (POST /authors/ creates one explicitly), tags are created on
 first use as in the admin, and the workflow decides who may edit or publish.
 Every write is one revision in the post's history, credited to the token's user.
+A write runs in one transaction; if it loses a lock conflict to another write of the
+same rows, it runs once more (``publishing.locks``), then the client gets a 409.
 """
 from django.db import transaction
 from django.http import HttpRequest
@@ -19,6 +21,7 @@ from api.responses import require_unchanged, written_json
 from api.throttling import throttles
 from api.writing import FieldProblems, record_revision, require_write
 from images.models import Image
+from publishing.locks import retry_on_lock_conflict
 from publishing.workflow import Status
 
 from .models import Author, Post, PostAuthor
@@ -88,31 +91,41 @@ def _move(post: Post, token: ApiToken, status: str, published_at=None) -> Post:
 def create_post(request: HttpRequest, payload: PostIn):
     """Create a draft post (write:content)."""
     token = require_write(request, "blog.add_post")
-    return written_json(PostOut, save_post(Post(status=Status.DRAFT), payload, token, "Created"), status=201)
+    post = retry_on_lock_conflict(lambda: save_post(Post(status=Status.DRAFT), payload, token, "Created"))
+    return written_json(PostOut, post, status=201)
 
 
 def update_post(request: HttpRequest, slug: str, payload: PostIn):
     """Replace a post's text, byline and tags (write:content)."""
     token = require_write(request, "blog.change_post")
-    with transaction.atomic():
-        post = save_post(_editable_post(request, token, slug), payload, token, "Updated")
-    return written_json(PostOut, post)
+    return written_json(PostOut, retry_on_lock_conflict(_update, request, token, slug, payload))
+
+
+@transaction.atomic
+def _update(request: HttpRequest, token: ApiToken, slug: str, payload: PostIn) -> Post:
+    return save_post(_editable_post(request, token, slug), payload, token, "Updated")
 
 
 def submit_post(request: HttpRequest, slug: str):
     """Submit a draft for review (write:content)."""
     token = require_write(request, "blog.change_post")
-    with transaction.atomic():
-        post = _move(_editable_post(request, token, slug), token, Status.IN_REVIEW)
-    return written_json(PostOut, post)
+    return written_json(PostOut, retry_on_lock_conflict(_submit, request, token, slug))
+
+
+@transaction.atomic
+def _submit(request: HttpRequest, token: ApiToken, slug: str) -> Post:
+    return _move(_editable_post(request, token, slug), token, Status.IN_REVIEW)
 
 
 def set_post_status(request: HttpRequest, slug: str, payload: StatusIn):
     """Publish, schedule, archive or return to draft (publish scope; Publishers only)."""
     token = require_write(request, "blog.change_post", scope=ApiToken.Scope.PUBLISH)
-    with transaction.atomic():
-        post = _move(_locked_post(request, slug), token, payload.status, payload.published_at)
-    return written_json(PostOut, post)
+    return written_json(PostOut, retry_on_lock_conflict(_set_status, request, token, slug, payload))
+
+
+@transaction.atomic
+def _set_status(request: HttpRequest, token: ApiToken, slug: str, payload: StatusIn) -> Post:
+    return _move(_locked_post(request, slug), token, payload.status, payload.published_at)
 
 
 def create_author(request: HttpRequest, payload: NewAuthorIn):
@@ -127,8 +140,8 @@ def create_author(request: HttpRequest, payload: NewAuthorIn):
 
 def register(router) -> None:
     """Add the write operations to the app's router (blog/api.py), after its reads, as OpenAPI lists them."""
-    created = {201: PostOut, **error_responses(401, 403)}
-    changed = {200: PostOut, **error_responses(401, 403, 404, 412)}
+    created = {201: PostOut, **error_responses(401, 403, 409)}
+    changed = {200: PostOut, **error_responses(401, 403, 404, 409, 412)}
     router.post("/posts/", response=created, **WRITE)(create_post)
     router.put("/posts/{slug}", response=changed, **WRITE)(update_post)
     router.post("/posts/{slug}/submit", response=changed, **WRITE)(submit_post)

@@ -266,12 +266,22 @@ class DigestAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, Wo
         return obj.reference_total
 
     def _create_formsets(self, request, obj, change):
-        """Hand the FAQ rows being saved to the citation check, which runs on the references inline."""
+        """Hand the FAQ rows being saved to the citation check, which runs on the references inline,
+        and keep the formsets for ``save_model``, which Django gives none."""
         formsets, inline_instances = super()._create_formsets(request, obj, change)
         by_model = {formset.model: formset for formset in formsets}
         if DigestReference in by_model and FAQEntry in by_model:
             by_model[DigestReference].faq_formset = by_model[FAQEntry]
+        request.digest_formsets = formsets
         return formsets, inline_instances
+
+    def save_model(self, request, obj, form, change):
+        """Lock the digest's row and then every reference this save touches before the row is written:
+        publishing it locks its references in its own ``UPDATE``, before ``save_related`` would
+        (``Digest.lock_cited_references`` has the lock order)."""
+        if change:
+            obj.lock_cited_references(_cited_in(getattr(request, "digest_formsets", ())))
+        super().save_model(request, obj, form, change)
 
     def save_related(self, request, form, formsets, change):
         form.instance.lock_cited_references(_cited_in(formsets))  # before the first citation is written

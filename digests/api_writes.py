@@ -5,7 +5,9 @@ written it must pass what the admin checks: its topic exists, citation numbers
 are unique and every [n] in the text has a reference, every repository named
 already exists (POST /repositories/ creates one explicitly), and the workflow
 lets the token's user edit it. Every write is one revision in the digest's
-history, credited to the token's user.
+history, credited to the token's user. A write runs in one transaction; if it loses
+a lock conflict to another write of the same rows, it runs once more
+(``publishing.locks``), and if it loses again the client gets a 409 to send it again.
 """
 from django.db import transaction
 from django.db.models import Q
@@ -22,6 +24,7 @@ from api.errors import error_responses
 from api.responses import require_unchanged, written_json
 from api.throttling import throttles
 from api.writing import FieldProblems, record_revision, require_write
+from publishing.locks import retry_on_lock_conflict
 from publishing.workflow import Status
 
 from .citations import check_citations
@@ -148,7 +151,8 @@ def save_digest(digest: Digest, payload: DigestIn, token: ApiToken, verb: str) -
 def create_digest(request: HttpRequest, payload: DigestIn):
     """Create a draft digest (write:content)."""
     token = require_write(request, "digests.add_digest")
-    return written_json(DigestOut, save_digest(Digest(status=Status.DRAFT), payload, token, "Created"), status=201)
+    digest = retry_on_lock_conflict(lambda: save_digest(Digest(status=Status.DRAFT), payload, token, "Created"))
+    return written_json(DigestOut, digest, status=201)
 
 
 def _locked_digest(request: HttpRequest, slug: str) -> Digest:
@@ -165,14 +169,6 @@ def _editable_digest(request: HttpRequest, token: ApiToken, slug: str) -> Digest
     return digest
 
 
-def update_digest(request: HttpRequest, slug: str, payload: DigestIn):
-    """Replace a digest's content, references, action items and FAQ (write:content)."""
-    token = require_write(request, "digests.change_digest")
-    with transaction.atomic():
-        digest = save_digest(_editable_digest(request, token, slug), payload, token, "Updated")
-    return written_json(DigestOut, digest)
-
-
 def _move(digest: Digest, token: ApiToken, status: str, published_at=None) -> Digest:
     with transaction.atomic(), reversion.create_revision():
         digest.transition(token.user, status, published_at=published_at)
@@ -180,20 +176,37 @@ def _move(digest: Digest, token: ApiToken, status: str, published_at=None) -> Di
     return Digest.objects.with_page_data().get(pk=digest.pk)
 
 
+def update_digest(request: HttpRequest, slug: str, payload: DigestIn):
+    """Replace a digest's content, references, action items and FAQ (write:content)."""
+    token = require_write(request, "digests.change_digest")
+    return written_json(DigestOut, retry_on_lock_conflict(_update, request, token, slug, payload))
+
+
+@transaction.atomic
+def _update(request: HttpRequest, token: ApiToken, slug: str, payload: DigestIn) -> Digest:
+    return save_digest(_editable_digest(request, token, slug), payload, token, "Updated")
+
+
 def submit_digest(request: HttpRequest, slug: str):
     """Submit a draft for review (write:content)."""
     token = require_write(request, "digests.change_digest")
-    with transaction.atomic():
-        digest = _move(_editable_digest(request, token, slug), token, Status.IN_REVIEW)
-    return written_json(DigestOut, digest)
+    return written_json(DigestOut, retry_on_lock_conflict(_submit, request, token, slug))
+
+
+@transaction.atomic
+def _submit(request: HttpRequest, token: ApiToken, slug: str) -> Digest:
+    return _move(_editable_digest(request, token, slug), token, Status.IN_REVIEW)
 
 
 def set_digest_status(request: HttpRequest, slug: str, payload: StatusIn):
     """Publish, schedule, archive or return to draft (publish scope; Publishers only)."""
     token = require_write(request, "digests.change_digest", scope=ApiToken.Scope.PUBLISH)
-    with transaction.atomic():
-        digest = _move(_locked_digest(request, slug), token, payload.status, payload.published_at)
-    return written_json(DigestOut, digest)
+    return written_json(DigestOut, retry_on_lock_conflict(_set_status, request, token, slug, payload))
+
+
+@transaction.atomic
+def _set_status(request: HttpRequest, token: ApiToken, slug: str, payload: StatusIn) -> Digest:
+    return _move(_locked_digest(request, slug), token, payload.status, payload.published_at)
 
 
 def create_repository(request: HttpRequest, payload: RepositoryIn):
@@ -214,8 +227,8 @@ def create_repository(request: HttpRequest, payload: RepositoryIn):
 
 def register(router) -> None:
     """Add the write operations to the app's router (digests/api.py), after its reads, as OpenAPI lists them."""
-    created = {201: DigestOut, **error_responses(401, 403)}
-    changed = {200: DigestOut, **error_responses(401, 403, 404, 412)}
+    created = {201: DigestOut, **error_responses(401, 403, 409)}
+    changed = {200: DigestOut, **error_responses(401, 403, 404, 409, 412)}
     router.post("/digests/", response=created, **WRITE)(create_digest)
     router.put("/digests/{slug}", response=changed, **WRITE)(update_digest)
     router.post("/digests/{slug}/submit", response=changed, **WRITE)(submit_digest)

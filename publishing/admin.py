@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied
+from django.db import OperationalError, router, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -17,16 +18,24 @@ import reversion
 from reversion.admin import VersionAdmin
 
 from .edit_conflicts import EditConflictAdmin
+from .locks import ADMIN_MESSAGE, is_lock_conflict, retry_on_lock_conflict
 from .signals import change_page_opened
 from .workflow import Status, WorkflowError
+
+
+#: Set on a request whose save lost a lock conflict twice: its form is shown again (``_saved_or_shown_again``).
+LOST_LOCK_CONFLICT = "lost_lock_conflict"
 
 
 class WorkflowForm(forms.ModelForm):
     """Checks a status change against the workflow for the user submitting the form."""
 
     current_user = None  # set per request by WorkflowAdmin.get_form
+    lost_lock_conflict = False  # set by WorkflowAdmin._saved_or_shown_again when this save lost twice
 
     def clean(self):
+        if self.lost_lock_conflict:  # nothing was saved: the form comes back as typed, saying why
+            raise forms.ValidationError(ADMIN_MESSAGE, code="lock_conflict")
         cleaned = super().clean()
         new_status = cleaned.get("status")
         if new_status and not self.instance.can_transition(self.current_user, new_status):
@@ -94,7 +103,8 @@ class WorkflowAdmin(EditConflictAdmin, VersionAdmin):
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
-        return type(form.__name__, (form,), {"current_user": request.user})
+        lost = getattr(request, LOST_LOCK_CONFLICT, False)
+        return type(form.__name__, (form,), {"current_user": request.user, "lost_lock_conflict": lost})
 
     def is_publisher(self, request) -> bool:
         return request.user.has_perm(self.model.publish_permission)
@@ -135,13 +145,38 @@ class WorkflowAdmin(EditConflictAdmin, VersionAdmin):
             obj.note_edit(request.user)
         super().save_model(request, obj, form, change)
 
+    def add_view(self, request, form_url="", extra_context=None):
+        return self._saved_or_shown_again(request, super().add_view, request, form_url, extra_context)
+
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """The change page; opening it able to edit tells listeners (``publishing.signals.change_page_opened``)."""
-        response = super().change_view(request, object_id, form_url, extra_context)
+        response = self._saved_or_shown_again(request, super().change_view, request, object_id, form_url,
+                                              extra_context)
         context = getattr(response, "context_data", None) or {}
         if request.method == "GET" and response.status_code == 200 and context.get("has_change_permission"):
             change_page_opened.send(sender=self.model, object_id=context["original"].pk, user=request.user)
         return response
+
+    def _saved_or_shown_again(self, request, view, *args):
+        """`view` (the add or change page); a save that loses a lock conflict is tried once more, then
+        shown again.
+
+        The page saves in one transaction (django-reversion's, around Django's), which a lost lock
+        conflict (``publishing.locks``) rolls back whole: running the view again is running the save
+        again. If that loses too, the form comes back as the editor typed it, inlines included, saying
+        what happened and that nothing was saved (``WorkflowForm.clean`` refuses it), instead of a page
+        saying the database is unavailable.
+        """
+        using = router.db_for_write(self.model)
+        if request.method != "POST" or transaction.get_connection(using).in_atomic_block:
+            return view(*args)
+        try:
+            return retry_on_lock_conflict(view, *args, using=using)
+        except OperationalError as error:
+            if not is_lock_conflict(error):
+                raise
+        setattr(request, LOST_LOCK_CONFLICT, True)
+        return view(*args)
 
     def revision_view(self, request, object_id, version_id, extra_context=None):
         """Rolling back rewrites the item as it is now, so the user must be allowed to edit it now.

@@ -1,4 +1,4 @@
-"""What a request gets while the database is away: 503 with ``Retry-After``, never a 500.
+"""What a request gets while the database is away: 503 with ``Retry-After``, never a 500; and 409 for a lost lock.
 
 PostgreSQL restarting or failing over raises ``OperationalError`` / ``InterfaceError`` from
 whatever query a view runs. As a 500 it told clients the request was wrong and was logged
@@ -9,6 +9,13 @@ edge meanwhile (it holds the pages, and serves them stale while ``/health/ready/
 deploy/varnish/default.vcl); writes -- the admin, the API, webhooks (which answer their
 own 503: ingestion/views.py) -- get this and are retried by their clients. docs/operations.md
 "Failure modes" has the table.
+
+A lock conflict (a deadlock, a serialization failure, a lock timeout: ``publishing.locks``) is an
+``OperationalError`` too, but the database answered: another write needed the same rows at the
+same moment. It is answered ``409 Conflict`` -- the API's error shape under ``/api/``, a short page
+elsewhere -- saying that nothing was saved and to send it again. The writes that can meet so try
+once more before it comes to that (``retry_on_lock_conflict``), and the admin's change form answers
+with the form itself (``publishing.admin``).
 """
 import logging
 
@@ -19,12 +26,14 @@ from django.template import loader
 from django.utils.cache import add_never_cache_headers
 
 from api.errors import ErrorOut
+from publishing.locks import API_DETAIL, is_lock_conflict
 
 logger = logging.getLogger(__name__)
 
 
 class DatabaseOutageMiddleware:
-    """Turns a lost database connection raised by a view into a 503 (no other middleware handles exceptions)."""
+    """Turns a lost database connection raised by a view into a 503, and a lost lock conflict into a 409
+    (no other middleware handles exceptions)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -35,6 +44,10 @@ class DatabaseOutageMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
+        if is_lock_conflict(exception):
+            logger.warning("%s %s answered 409: it lost a lock conflict (%s).", request.method, request.path,
+                           str(exception).strip())
+            return conflict(request)
         logger.warning("%s %s answered 503: the database is unavailable (%s).", request.method, request.path,
                        exception)
         return unavailable(request)
@@ -47,5 +60,15 @@ def unavailable(request) -> HttpResponse:
     else:
         response = HttpResponse(loader.render_to_string("503.html"), status=503)
     response["Retry-After"] = str(settings.OUTAGE_RETRY_AFTER)
+    add_never_cache_headers(response)
+    return response
+
+
+def conflict(request) -> HttpResponse:
+    """409: nothing was saved, because another write held the same rows; sending it again will do."""
+    if request.path.startswith("/api/"):
+        response = JsonResponse(ErrorOut(detail=API_DETAIL).model_dump(), status=409)
+    else:
+        response = HttpResponse(loader.render_to_string("409.html"), status=409)
     add_never_cache_headers(response)
     return response

@@ -255,15 +255,14 @@ class Digest(PublishableModel):
             raise WorkflowError(f"“{self.headline}” cannot be published: {report.error_message()}")
 
     def lock_cited_references(self, references=()) -> list[int]:
-        """Lock the references this digest cites and `references` (about to be cited), in id order and
-        in one statement, before a write changes its citations; returns their ids.
+        """Lock this digest's row, then (if it is, or is being, published or unpublished) the references it
+        cites and `references` (about to be), in id order in one statement, before a write; their ids.
 
-        Citing a reference from a published digest updates the reference's row (migration 0014's
-        triggers), one row per citation: two writes citing shared references in opposite orders
-        deadlocked. Lock order: the digest's row (saved or ``select_for_update``), then this. A digest
-        not published locks nothing (drafts never wait). Call it inside the write's transaction.
+        Citing a reference from a published digest, or publishing one, updates the references' rows (0014's
+        triggers): locked row by row in each write's order, writes deadlocked. ``Reference.save``: digests first.
         """
-        if self.pk is None or self.status != Status.PUBLISHED:
+        stored = Digest.objects.filter(pk=self.pk).select_for_update(no_key=True).values_list("status", flat=True)
+        if self.pk is None or Status.PUBLISHED not in (self.status, *stored):  # drafts lock no reference
             return []
         touched = models.Q(pk__in=DigestReference.objects.filter(digest=self).values("reference_id"))
         touched |= models.Q(pk__in=[reference.pk for reference in references if reference.pk is not None])

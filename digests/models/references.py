@@ -1,7 +1,7 @@
 """References: the pieces of repository activity a digest can cite."""
 import datetime
 
-from django.db import models, router
+from django.db import models, router, transaction
 from django.db.models.functions import TruncWeek
 from django.utils import timezone
 
@@ -297,7 +297,24 @@ class Reference(models.Model):
 
     def save(self, *args, **kwargs):
         self.body_html = render_github_markdown(self.body)
+        if not self._state.adding:
+            self.lock_citing_digests()
         super().save(*args, **kwargs)
+
+    def lock_citing_digests(self) -> list[int]:
+        """Lock the digests citing this reference, in id order, before its row is written; their ids.
+
+        A saved reference re-renders the digests citing it in the same transaction (its title and URL
+        show on their pages: digests/signals.py). Written first, its row was locked before theirs,
+        the opposite of a digest's write (its row, then its references: ``Digest.lock_cited_references``),
+        and ingestion retitling a cited pull request deadlocked with a Publisher saving a digest citing
+        it. Outside a transaction each statement commits alone, holding nothing: no lock is needed.
+        """
+        using = self._state.db or router.db_for_write(type(self), instance=self)
+        if not transaction.get_connection(using).in_atomic_block:
+            return []
+        citing = digest_model("Digest").objects.using(using).filter(digest_references__reference=self)
+        return list(citing.order_by("pk").select_for_update(of=("self",), no_key=True).values_list("pk", flat=True))
 
     @property
     def display_title(self) -> str:
