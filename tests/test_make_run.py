@@ -145,6 +145,7 @@ def test_make_run_retries_a_failed_delivery_on_schedule_while_the_site_takes_wri
     assert wait_for(delivered, 30), log.read_text()[-3000:]
     time.sleep(2)  # two more sweeps: nothing is sent again
     assert [payload["data"]["title"] for _, payload in receiver.requests] == ["Retried", "Retried"]
-    assert 5 <= retried_after < 5 * 1.1 + 1 + 3  # the first retry's delay, jitter, a sweep, a loaded machine
+    assert retried_after >= 5  # not before the first retry's delay; wait(30) above bounds it on a loaded machine
     text = log.read_text()
     assert "database is locked" not in text and "Traceback" not in text, text[-3000:]
+    assert "edge.tasks.sweep_scheduled" not in text  # every 2 s: not a line each time in the terminal

@@ -1,4 +1,5 @@
 """``manage.py run_schedule``: beat's schedule with every task inline -- `make run`'s second process."""
+import logging
 import signal
 import sys
 
@@ -23,6 +24,10 @@ class Command(BaseCommand):
             scheduler.check()
         except UnregisteredTasks as exc:
             raise CommandError(f"The schedule names tasks no module registers: {exc}") from exc
+        if options["verbosity"] < 2:  # `make run`'s terminal shows requests, not a line per sweep every 2 s
+            logging.getLogger("celery.app.trace").setLevel(logging.WARNING)  # failures still show
+        else:
+            logging.getLogger("repojournal.schedule").setLevel(logging.DEBUG)  # each run, its time and result
         # `make run` stops it with SIGTERM when the server stops: end as Ctrl-C would. An interrupted
         # task is like one a killed worker held: its transaction rolls back and a sweep redoes it.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
