@@ -19,6 +19,8 @@ from django.utils.text import Truncator
 from digests.models import Digest, Topic
 from publishing.changelists import LargeListMixin
 
+from . import drafting_model
+from .admin_drafting import FellBackFilter, attach_to_digest_admin
 from .deliveries import HANDLERS
 from .drafting import draft_digest
 
@@ -224,10 +226,16 @@ class DraftDigestForm(forms.Form):
 def regenerate_digests(modeladmin, request, queryset):
     """Admin action for digests: refresh each selected draft from its day's activity.
 
-    Offered on the digest changelist (see below); runs inline so the editor sees the report at once.
+    Offered on the digest changelist (see below); runs inline so the editor sees the report at once,
+    with the rule-based writer: with a model configured it is queued instead (a model may take minutes,
+    never inside a web request), as "Redraft with the model" does.
     """
+    if drafting_model.configured():
+        from .admin_drafting import redraft_with_model
+
+        return redraft_with_model(modeladmin, request, queryset)
     for digest in queryset.select_related("topic"):
-        result = draft_digest(digest.topic, digest.date)
+        result = draft_digest(digest.topic, digest.date, use_model=False)
         modeladmin.message_user(request, result.summary(), messages.WARNING if result.skipped else messages.SUCCESS)
 
 
@@ -248,16 +256,19 @@ def _offer_regeneration_on_digests() -> None:
 
 
 _offer_regeneration_on_digests()
+attach_to_digest_admin()
 
 
 @admin.register(DigestDraft)
 class DigestDraftAdmin(ReadOnlyAdmin):
     """Drafts made by draft_digest; "Add" drafts a new digest for a topic and day."""
 
-    list_display = ["digest", "generated_at", "short_report"]
-    list_filter = ["opened_at"]  # "No date": drafts no editor has opened yet (the newsroom links there)
+    list_display = ["digest", "generated_at", "writer", "short_report"]
+    # "No date": drafts no editor has opened yet (the newsroom links there); "model failed": Needs attention's.
+    list_filter = ["opened_at", "writer", FellBackFilter]
     list_select_related = ["digest"]
-    readonly_fields = ["digest", "generated_at", "report", "generated"]
+    readonly_fields = ["digest", "generated_at", "writer", "writer_reason", "model", "prompt_version", "input_tokens",
+                       "output_tokens", "duration", "dropped", "report", "generated", "raw_response"]
     fields = readonly_fields
     actions = ["regenerate"]
 
@@ -280,7 +291,8 @@ class DigestDraftAdmin(ReadOnlyAdmin):
             raise PermissionDenied
         form = DraftDigestForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
-            result = draft_digest(form.cleaned_data["topic"], form.cleaned_data["date"])
+            # Inline, so never the model (it may take minutes): "Redraft with the model" queues that.
+            result = draft_digest(form.cleaned_data["topic"], form.cleaned_data["date"], use_model=False)
             self.message_user(request, result.summary(), messages.WARNING if result.skipped else messages.SUCCESS)
             if result.digest is not None and not result.skipped:
                 return redirect("admin:digests_digest_change", result.digest.pk)

@@ -6,7 +6,9 @@ Each check is shown only to a user holding the permission the admin asks for its
 - feeds failing: fix or disable the feed (``ingestion.change_feedsource``);
 - outbound endpoints failing, or disabled: fix, re-enable (``outbound.change_endpoint``);
 - edge purges still being retried: read which node fails and mend it (``edge.view_purge``: the admin
-  changes no purge, the remedy is the edge node).
+  changes no purge, the remedy is the edge node);
+- drafts the model failed to write (the rule-based writer wrote them, issue 36): mend the model server
+  (``ingestion.view_digestdraft``: the draft records why), then "Redraft with the model".
 
 Editors and Publishers hold none of these (the editorial groups' migration grants content
 permissions only), so they see no such row; superusers and operators do. Every count the
@@ -21,7 +23,7 @@ from django.db.models import QuerySet
 from django.urls import reverse
 
 from edge.models import Purge
-from ingestion.models import FeedSource, WebhookDelivery
+from ingestion.models import DigestDraft, FeedSource, WebhookDelivery
 from outbound.models import Endpoint
 
 
@@ -50,6 +52,8 @@ CHECKS = [
           "enabled__exact=0", lambda: Endpoint.objects.filter(enabled=False)),
     Check("edge purges still being retried", "edge.view_purge", "admin:edge_purge_changelist", "retried=yes",
           lambda: Purge.objects.retried()),
+    Check("drafts the model failed to write", "ingestion.view_digestdraft", "admin:ingestion_digestdraft_changelist",
+          "fell_back=yes", lambda: DigestDraft.objects.fell_back()),
 ]
 
 

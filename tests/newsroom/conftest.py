@@ -50,11 +50,14 @@ def failures(count: int) -> None:
         Endpoint.objects.create(url=f"https://hooks.example.org/{n}", failing_since=timezone.now())
         Endpoint.objects.create(url=f"https://off.example.org/{n}", enabled=False, disabled_reason="410 Gone")
         Purge.objects.create(keys=[f"post-{n}"], attempts=3, last_error="node down")
+        DigestDraft.objects.create(digest=DigestFactory(status=Status.DRAFT, published_at=None), writer="fallback",
+                                   writer_reason="the model failed: no usable answer in 3 attempts")
     n = next(_serial)
     WebhookDelivery.objects.create(guid=f"fine-{n}", event="push", body=b"{}", state="processed")
     FeedSource.objects.create(url=f"https://feeds.example.org/fine-{n}.xml")
     Endpoint.objects.create(url=f"https://hooks.example.org/fine-{n}")
     Purge.objects.create(keys=[f"post-fine-{n}"])
+    DigestDraft.objects.create(digest=DigestFactory(status=Status.DRAFT, published_at=None), writer="model")
 
 
 def newsletter(states: dict[str, int], days_ago: float = 0, **fields) -> Message:

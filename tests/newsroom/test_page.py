@@ -181,7 +181,8 @@ def test_needs_attention_counts_link_to_the_lists_filtered_to_them(client, super
     links = re.findall(r'<a href="([^"]+)"><strong>(\d+)</strong> ([^<]+)</a>', section(page, "Needs attention"))
     assert [(int(count), label) for _, count, label in links] == [
         (2, "failed webhook deliveries"), (2, "feeds failing"), (2, "outbound endpoints failing"),
-        (2, "outbound endpoints disabled"), (2, "edge purges still being retried")]
+        (2, "outbound endpoints disabled"), (2, "edge purges still being retried"),
+        (2, "drafts the model failed to write")]
     for url, count, label in links:
         response = client.get(url.replace("&amp;", "&"))
         assert response.status_code == 200, label
