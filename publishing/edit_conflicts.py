@@ -123,6 +123,7 @@ class MergingFormMixin:
     edit_merged: tuple = ()  # fields whose current value was kept: the other side's changes
     edit_conflicts: tuple = ()  # fields both sides changed differently
     edit_current: dict | None = None  # the current state of the fields compared
+    edit_typed: dict | None = None  # the editor's input to the conflicting fields, as shown beside theirs
 
     def opened_fields(self, base: dict) -> dict | None:
         raise NotImplementedError
@@ -154,10 +155,18 @@ class MergingFormMixin:
             elif current[name] != opened[name] and mine[name] != current[name]:
                 conflicts.append(name)
         self.edit_merged, self.edit_conflicts, self.edit_current = tuple(merged), tuple(conflicts), current
+        self.edit_typed = {name: _typed_shown(typed, name, self.cleaned_data[name]) for name in conflicts}
         self.__dict__["changed_data"] = [name for name in self.changed_data if name not in merged]
         for name in conflicts:
             self.add_error(name, f"Changed meanwhile to “{_clip(shown(self.instance, name))}”. Your input is "
                                  "kept here: keep it, edit it, or take theirs, then save again.")
+
+
+def _typed_shown(typed, name, value) -> str:
+    """The editor's input as an editor reads it: names of related items, a choice's label, a date as a date."""
+    if typed._meta.get_field(name).many_to_many:
+        return ", ".join(str(item) for item in value)
+    return shown(typed, name)
 
 
 def _clip(text: str, limit: int = 200) -> str:
@@ -341,8 +350,7 @@ class EditConflictAdmin:
                 opened[name] = row.edit_current[name]  # the next save starts from theirs: what it sends is chosen
                 label = row.fields[name].label or name
                 label = label if prefix is None else f"{label} ({row.instance._meta.verbose_name} {row.instance})"
-                panel.append((label, RESOLVE + row.add_prefix(name), row.data.get(row.add_prefix(name), ""),
-                              shown(row.instance, name)))
+                panel.append((label, RESOLVE + row.add_prefix(name), row.edit_typed[name], shown(row.instance, name)))
         base["v"] = None  # a mixture of then and now, no one version
         data = form.data.copy()
         data[EDIT_VERSION], data[EDIT_BASE] = self.edit_version(obj), sign(base)

@@ -82,7 +82,7 @@ def test_the_same_field_changed_on_both_sides_is_not_saved_and_shows_both(post, 
     assert "B&#x27;s &lt;b&gt;title&lt;/b&gt;" in html and "<b>title</b>" not in html  # escaped
     assert "A&#x27;s title" in html and f'name="{RESOLVE}title"' in html  # both values, and the choice
     shown = [str(m) for m in response.context["messages"]]
-    assert any("Not saved" in m and "Ada Lovelace" in m for m in shown), shown
+    assert any("Not saved" in m and "Ada Lovelace" in m and "last at" in m for m in shown), shown
     assert form[EDIT_VERSION].value() == api_etag(post)  # the re-shown form carries the new version
 
 
@@ -159,3 +159,15 @@ def test_a_byline_row_changed_on_both_sides_is_a_conflict(post, ada, publisher, 
     again = b.post(change_url(post), admin_form_data(response, **{RESOLVE + "post_authors-0-author": "theirs"}))
     assert again.status_code == 302
     assert [a.name for a in Post.objects.get(pk=post.pk).ordered_authors()] == ["Dave"]
+
+
+def test_a_byline_row_removed_meanwhile_stays_removed_unless_the_editor_changed_it(post, publisher, admin_form_data):
+    dave = AuthorFactory(name="Dave")
+    b = signed_in(publisher)
+    page, page2 = b.get(change_url(post)), b.get(change_url(post))
+    PostAuthor.objects.filter(post=post).delete()  # as the API's PUT does: the byline's rows replaced
+    PostAuthor.objects.create(post=post, author=dave, position=0)
+    assert save(b, page, admin_form_data, body="B's body").status_code == 302
+    assert [a.name for a in Post.objects.get(pk=post.pk).ordered_authors()] == ["Dave"]
+    response = save(b, page2, admin_form_data, **{"post_authors-0-position": "7"})
+    assert response.status_code == 200 and "removed this row" in response.content.decode()
