@@ -5,9 +5,9 @@ with ``icontains`` over every search field (a scan of every row's body), and its
 ``RelatedOnlyFieldListFilter`` reads every related id of every row to list its choices.
 Editors work in lists of 50,000 posts and 300,000 references, so the large lists here:
 
-- count with ``EstimatedCountPaginator``: on PostgreSQL the planner's estimate when the
-  true count would be large (``pg_class.reltuples`` for a whole table, EXPLAIN's row
-  estimate for a filtered list), the exact count on SQLite and below ``EXACT_BELOW``;
+- count with ``EstimatedCountPaginator``: on PostgreSQL an estimate when the true count
+  would be large (the statistics' live rows for a whole table, EXPLAIN's row estimate for a
+  filtered list), the exact count on SQLite and below ``EXACT_BELOW``;
 - search with ``indexed_search``: the stored full-text vectors the site search uses
   (``publishing.search``: GIN on PostgreSQL, FTS5 on SQLite) or'ed with indexed equality
   and prefix look-ups (slugs, keys, SHAs, GUIDs), never a substring scan;
@@ -35,20 +35,32 @@ from .search_migrations import COLUMN, CONFIG, fts_table
 EXACT_BELOW = 1_000
 
 
-#: The one statement that counts a list on PostgreSQL (installed by migration digests 0020, a frozen copy;
-#: tests/test_admin_at_scale.py compares the two): the planner's estimate of `query`'s rows --
-#: ``pg_class.reltuples`` when `whole_table` is named, else the top row of its ``EXPLAIN`` -- and,
-#: below `exact_below`, its exact count instead. One round trip whichever it answers, so a list
-#: runs as many queries at a tenth of the archive as at its full size.
+#: The one statement that counts a list on PostgreSQL (installed by migration newsroom 0002, a frozen copy
+#: replacing digests 0020's; tests/test_admin_at_scale.py compares the two): for a whole table
+#: (`whole_table` named) the rows it holds now (see ``estimated_count``), else the top row of `query`'s
+#: ``EXPLAIN`` -- and, below `exact_below`, its exact count instead. One round trip whichever it answers,
+#: so a list runs as many queries at a tenth of the archive as at its full size.
 COUNT_FUNCTION = "admin_list_count"
 COUNT_FUNCTION_BODY = """
 DECLARE
     plan json;
 BEGIN
     IF whole_table IS NOT NULL THEN
-        SELECT reltuples::bigint INTO total FROM pg_class WHERE oid = whole_table::regclass;
+        SELECT CASE
+                   -- the statistics system's live rows, once a VACUUM or ANALYZE since its last reset set them
+                   WHEN NOT pg_is_in_recovery() AND COALESCE(
+                            pg_stat_get_last_vacuum_time(c.oid), pg_stat_get_last_autovacuum_time(c.oid),
+                            pg_stat_get_last_analyze_time(c.oid), pg_stat_get_last_autoanalyze_time(c.oid)
+                        ) IS NOT NULL
+                       THEN pg_stat_get_live_tuples(c.oid)
+                   -- else as the planner estimates: the rows per page at the last ANALYZE times today's pages
+                   WHEN c.reltuples >= 0 AND c.relpages > 0
+                       THEN round(c.reltuples / c.relpages
+                                  * (pg_relation_size(c.oid) / current_setting('block_size')::bigint))::bigint
+               END
+          INTO total FROM pg_class c WHERE c.oid = whole_table::regclass;
     END IF;
-    IF total IS NULL OR total < 0 THEN  -- a filtered list, or a table never analysed
+    IF total IS NULL THEN  -- a filtered list, or a table never analysed
         EXECUTE 'EXPLAIN (FORMAT JSON) ' || query INTO plan;
         total := (plan -> 0 -> 'Plan' ->> 'Plan Rows')::bigint;
     END IF;
@@ -61,11 +73,26 @@ END
 
 
 def estimated_count(queryset, exact_below: int) -> tuple[int, bool] | None:
-    """`queryset`'s row count and whether it is the planner's estimate (PostgreSQL only, else None).
+    """`queryset`'s row count and whether it is an estimate (PostgreSQL only, else None).
 
-    The estimate is used at `exact_below` rows and above: ``pg_class.reltuples`` for a whole
-    table (kept by autovacuum and ANALYZE), the top row estimate of ``EXPLAIN`` for a filtered
-    list. Below it, the exact count, in the same statement (``COUNT_FUNCTION``).
+    The estimate is used at `exact_below` rows and above; below it, the exact count, in the same
+    statement (``COUNT_FUNCTION``). For a filtered list it is the top row estimate of ``EXPLAIN``.
+
+    For a whole table it must follow a mass delete (a retention prune, a bulk clean-up) at once,
+    not when autovacuum next analyses the table. ``pg_class.reltuples`` (what this read before)
+    changes only at VACUUM or ANALYZE. The planner's own estimate (``estimate_rel_size``:
+    reltuples / relpages times the relation's pages now) follows growth -- new rows extend the
+    file -- but not a DELETE: deleted rows stay on their pages, dead, until VACUUM, so the pages
+    and the estimate stay the same. What does follow it is ``pg_stat_get_live_tuples``
+    (``pg_stat_user_tables.n_live_tup``): set by each VACUUM and ANALYZE, then moved by every
+    committed insert and delete, which the writing backend reports when it goes idle (at most
+    once a second; an idle one within ten). That is the count, a few seconds late at worst.
+
+    It is only a count once a VACUUM or ANALYZE has set it since the statistics were last reset
+    (``pg_stat_reset``, a crash: then it counts only the writes since), and a standby keeps no
+    count of the writes it replays. Without that -- no vacuum or analyse time recorded, or in
+    recovery -- the planner's estimate stands in, and a table never analysed falls to ``EXPLAIN``.
+    A transaction's own uncommitted writes are not counted (nobody else sees them either).
     """
     connection = connections[queryset.db]
     if connection.vendor != "postgresql":
