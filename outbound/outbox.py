@@ -65,7 +65,7 @@ def record_published(subject: str, pks_query) -> list[tuple[int, tuple[str, int]
     table = connection.ops.quote_name(Announcement._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} (subject_type, subject_id, was_public, created_at) "  # noqa: S608 (no input)
+            f"INSERT INTO {table} (subject_type, subject_id, was_public, created_at) "  # the ORM's SQL; values are parameters
             f"SELECT %s, owed.owed_id, %s, %s FROM ({sql}) owed RETURNING id, subject_id",
             [subject, True, now, *params])
         return [(row_id, (subject, pk)) for row_id, pk in cursor.fetchall()]

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import django.contrib.auth.middleware  # noqa: F401  imported while auth is installed (as test_worker.py)
@@ -18,8 +19,9 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
-from digests.factories import DigestReferenceFactory, ReferenceFactory
+from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory
 from digests.models import Reference
 from outbound.models import Endpoint, Message
 from repojournal.celery import app
@@ -75,6 +77,10 @@ def database_url() -> str:
     return f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+def days_ago(days: int):
+    return timezone.now() - timedelta(days=days)
+
+
 def run_beat_outbound_entries() -> None:
     """What beat sends: every outbound entry of the schedule, by its name, to the worker."""
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
@@ -97,7 +103,7 @@ def test_a_writer_killed_after_its_commit_still_gets_the_update_to_the_subscribe
         pytest.skip("the writer in another process needs the test database on a server: run with DATABASE_URL")
     settings.OUTBOUND_ANNOUNCE_SWEEP_AFTER = 0  # the worker thread reads this process's settings
     reference = ReferenceFactory(title="Fix the allocator")
-    digest = DigestReferenceFactory(reference=reference).digest  # published days ago, as far as the endpoint knows
+    digest = DigestReferenceFactory(reference=reference, digest=DigestFactory(published_at=days_ago(3))).digest
     endpoint = Endpoint.objects.create(url=receiver.url)
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "repojournal.settings.test", "DATABASE_URL": database_url()}
     writer = subprocess.run([sys.executable, "-c", WRITE_THEN_DIE, str(reference.pk), "Fix the caching allocator"],
