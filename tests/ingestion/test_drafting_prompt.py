@@ -80,3 +80,13 @@ def test_a_long_description_is_cut(model_server):
     draft_digest(busy_day(1, body_chars=20000), DAY)
     user = chat_requests(model_server)[0]["messages"][1]["content"]
     assert "[cut]" in user and len(user) < 4000
+
+
+def test_the_documented_prompt_is_the_one_sent():
+    """docs/drafting.md shows the instructions and their version; changing one means changing the other."""
+    from pathlib import Path
+
+    from ingestion.drafting_prompt import INSTRUCTIONS, PROMPT_VERSION
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "drafting.md").read_text()
+    assert INSTRUCTIONS in doc and f"**Prompt version {PROMPT_VERSION}**" in doc
