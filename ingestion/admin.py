@@ -3,14 +3,11 @@
 Actions queue Celery tasks after the admin's transaction commits; without
 Redis (the local demo) Celery runs them inline.
 """
-import logging
-
 import egress
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AdminDateWidget
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.db.models import Q
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -20,7 +17,8 @@ from digests.models import Digest, Topic
 from publishing.changelists import LargeListMixin
 
 from . import drafting_model
-from .admin_drafting import FellBackFilter, attach_to_digest_admin
+from .admin_drafting import FellBackFilter, attach_to_digest_admin, redraft_with_model
+from .admin_queue import send_after_commit
 from .deliveries import HANDLERS
 from .drafting import draft_digest
 
@@ -29,20 +27,7 @@ from .models import (
 )
 from .tasks import draft_digest_task, fetch_feed, poll_repository, process_delivery_task
 
-
-logger = logging.getLogger(__name__)
-
-
-def _send_after_commit(task, *args, **kwargs) -> None:
-    """Queue ``task`` once the admin's transaction commits; a broker outage is logged, not a 500."""
-
-    def send():
-        try:
-            task.delay(*args, **kwargs)
-        except Exception:
-            logger.exception("Could not queue %s%r", task.name, args)
-
-    transaction.on_commit(send)
+_send_after_commit = send_after_commit  # the name this module's actions use
 
 
 def _queue(modeladmin, request, queryset, task, label: str, **kwargs) -> None:
@@ -231,8 +216,6 @@ def regenerate_digests(modeladmin, request, queryset):
     never inside a web request), as "Redraft with the model" does.
     """
     if drafting_model.configured():
-        from .admin_drafting import redraft_with_model
-
         return redraft_with_model(modeladmin, request, queryset)
     for digest in queryset.select_related("topic"):
         result = draft_digest(digest.topic, digest.date, use_model=False)

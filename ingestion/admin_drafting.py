@@ -13,6 +13,7 @@ from django.utils.timezone import localtime
 from digests.models import Digest, DigestReference
 
 from . import drafting_model
+from .admin_queue import send_after_commit
 from .models import DigestDraft
 from .tasks import draft_digest_task
 
@@ -74,15 +75,13 @@ def cited_references(digest) -> str:
 @admin.action(description="Redraft with the model", permissions=["change"])
 def redraft_with_model(modeladmin, request, queryset):
     """Queue ``draft_digest_task`` for each selected draft (never in the request: a model may take minutes)."""
-    from .admin import _send_after_commit
-
     if not drafting_model.configured():
         modeladmin.message_user(request, "DRAFTING_MODEL_URL is not set: there is no model to redraft with.",
                                 messages.ERROR)
         return
     drafts = list(queryset.filter(status="draft").values_list("topic_id", "date"))
     for topic_id, day in drafts:
-        _send_after_commit(draft_digest_task, topic_id, day.isoformat())
+        send_after_commit(draft_digest_task, topic_id, day.isoformat())
     skipped = queryset.count() - len(drafts)
     note = f" ({skipped} not in draft: only drafts are redrafted)" if skipped else ""
     modeladmin.message_user(request, f"Queued a model redraft of {len(drafts)} digest(s){note}.", messages.SUCCESS)
