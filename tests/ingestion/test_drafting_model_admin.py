@@ -6,6 +6,7 @@ from django.urls import reverse
 from digests.models import Digest
 from ingestion.drafting import draft_digest
 from ingestion.models import DigestDraft
+from ingestion.tasks import draft_digest_task
 
 from .drafting_day import DAY, GOOD, make_day, with_part
 from .model_server import KEY, MODEL, answer, chat_requests, model_server, waits  # noqa: F401
@@ -41,18 +42,20 @@ def test_a_fallback_says_why(staff, model_server):
     assert "no usable answer in 3 attempts: HTTP 503; HTTP 503; HTTP 503" in page
 
 
-def test_redraft_with_the_model_is_queued_and_uses_the_model(staff, model_server, settings,
+def test_redraft_with_the_model_is_queued_and_uses_the_model(staff, model_server, settings, monkeypatch,
                                                              django_capture_on_commit_callbacks):
     settings.DRAFTING_MODEL_URL = ""
     digest = draft_digest(make_day(), DAY).digest  # the rule-based writer's
     settings.DRAFTING_MODEL_URL = model_server.url_for("/v1")
     answer(model_server, GOOD)
+    sent = []
+    monkeypatch.setattr(draft_digest_task, "delay", lambda *args: sent.append(args))
     changelist = reverse("admin:digests_digest_changelist")
-    with django_capture_on_commit_callbacks() as queued:
+    with django_capture_on_commit_callbacks(execute=True):
         response = staff.post(changelist, {"action": "redraft_with_model", "_selected_action": [digest.pk]})
     assert response.status_code == 302 and chat_requests(model_server) == []  # nothing asked inside the request
-    for callback in queued:
-        callback()  # the task runs (eagerly here: no broker in the tests)
+    assert sent == [(digest.topic_id, DAY.isoformat())]
+    draft_digest_task.apply(args=sent[0])  # what the worker does with it
     assert DigestDraft.objects.get(digest=digest).writer == DigestDraft.Writer.MODEL
     assert Digest.objects.get(pk=digest.pk).headline == GOOD["headline"]
 
