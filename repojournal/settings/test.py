@@ -38,6 +38,8 @@ CELERY_TASK_DEFAULT_QUEUE = f"repojournal-test-{uuid.uuid4().hex[:12]}"
 EDGE_RECORD_PURGES = False
 # pytest-httpserver listens on loopback; tests that prove egress refusals set this to [].
 EGRESS_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
+# The suite never asks a model it was not given: tests that want one start a local server (issue 36).
+DRAFTING_MODEL_URL = ""
 
 # Outbound webhooks (issue 18): the tests' receivers are plain-http servers on loopback.
 OUTBOUND_REQUIRE_HTTPS = False
