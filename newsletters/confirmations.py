@@ -159,7 +159,8 @@ def _send_batch(subscribers: list[Subscriber], claimed_at) -> tuple[int, bool]:
     Sent, or refused for good (5xx), or no longer wanted: the debt ends. Refused for now (4xx): the claim
     stays and expires after CLAIM_SECONDS, the retry's wait. The server away: the rows not sent are given
     back at once and the batches stop (the sweep queues them again)."""
-    suppressed = set(Suppression.objects.filter(email__in=[s.email for s in subscribers]).values_list("email", flat=True))
+    emails = [subscriber.email for subscriber in subscribers]
+    suppressed = set(Suppression.objects.filter(email__in=emails).values_list("email", flat=True))
     sent, ended, later, away = [], [], [], False
     try:
         with Connection() as connection:

@@ -98,7 +98,8 @@ def _advance(job: SubscriberImport, before: int, line: int, counted: csv_io.Repo
     now = timezone.now()
     ending = {"state": SubscriberImport.State.DONE, "finished_at": now, "data": b"", "leased_until": None} \
         if done else {"leased_until": now + LEASE}
-    updated = SubscriberImport.objects.filter(pk=job.pk, lines_done=before, state=SubscriberImport.State.RUNNING).update(
+    mine = SubscriberImport.objects.filter(pk=job.pk, lines_done=before, state=SubscriberImport.State.RUNNING)
+    updated = mine.update(
         lines_done=line, invalid=job.invalid, invalid_count=F("invalid_count") + len(bad),
         created=F("created") + counted.created, existing=F("existing") + counted.existing,
         suppressed=F("suppressed") + counted.suppressed, confirmations=F("confirmations") + counted.confirmations,

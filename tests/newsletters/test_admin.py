@@ -82,7 +82,8 @@ def test_publishers_keep_the_list(client, publisher):
                 reverse("admin:newsletters_suppression_changelist"), reverse("admin:newsletters_suppression_add"),
                 MESSAGES]:
         assert client.get(url).status_code == 200, url
-    assert "550 no such user" in client.get(reverse("admin:newsletters_message_change", args=[message.pk])).content.decode()
+    page = client.get(reverse("admin:newsletters_message_change", args=[message.pk])).content.decode()
+    assert "550 no such user" in page
     added = client.post(reverse("admin:newsletters_suppression_add"), {"email": "No@Example.org", "detail": "asked"})
     assert added.status_code == 302 and Suppression.objects.filter(email="No@example.org", reason="manual").exists()
     assert client.get(reverse("admin:newsletters_suppression_delete", args=[gone.pk])).status_code == 403

@@ -6,7 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from newsletters import confirmations, csv_io, imports, tasks
+from newsletters import csv_io, imports, tasks
 from newsletters.admin import MAX_UPLOAD_BYTES
 from newsletters.models import Subscriber, SubscriberImport, Subscription, Suppression
 
