@@ -45,7 +45,7 @@ worker: install
 	$(BIN)/celery -A repojournal worker -B --loglevel=info  # dev settings unless DJANGO_SETTINGS_MODULE says otherwise
 
 clean:
-	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm .pytest_cache
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm db.sqlite3-cache .pytest_cache
 
 # Benchmarks (issue 6): `make bench` (full; writes bench/results.json and docs/benchmarks.md),
 # `make bench QUICK=1` or `make bench-quick` (CI: tiny scale, short runs, results in $TMPDIR).

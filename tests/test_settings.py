@@ -27,6 +27,7 @@ print(json.dumps({
     "PORT": str(db.get("PORT", "")),
     "USER": db.get("USER", ""),
     "CACHE": settings.CACHES["default"]["BACKEND"],
+    "CACHE_LOCATION": str(settings.CACHES["default"].get("LOCATION", "")),
     "EAGER": settings.CELERY_TASK_ALWAYS_EAGER,
     "BROKER": settings.CELERY_BROKER_URL,
     "ALLOWED_HOSTS": settings.ALLOWED_HOSTS,
@@ -194,11 +195,15 @@ def test_a_bucket_in_the_environment_moves_images_to_s3_in_production():
 # --- the environment switches -----------------------------------------------------------------
 
 
-def test_local_defaults_are_sqlite_locmem_and_inline_tasks():
+def test_local_defaults_are_sqlite_a_shared_file_cache_and_inline_tasks():
+    """`make run`'s two processes (server, scheduler) share one cache: a folder, not each one's memory."""
     settings = loaded("repojournal.settings.dev")
     assert settings["ENGINE"] == "django.db.backends.sqlite3"
     assert settings["NAME"] == str(PROJECT_DIR / "db.sqlite3")
-    assert settings["CACHE"] == "django.core.cache.backends.locmem.LocMemCache"
+    assert settings["CACHE"] == "django.core.cache.backends.filebased.FileBasedCache"
+    assert settings["CACHE_LOCATION"] == str(PROJECT_DIR / "db.sqlite3-cache")  # goes with the database
+    elsewhere = loaded("repojournal.settings.dev", DATABASE_URL="sqlite:////tmp/other.sqlite3")
+    assert elsewhere["CACHE_LOCATION"] == "/tmp/other.sqlite3-cache"
     assert settings["EAGER"] is True
     assert settings["DEBUG"] is True
     assert settings["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1", "[::1]"]

@@ -2,7 +2,7 @@
 import os
 
 from .base import *  # noqa: F403
-from .base import DATABASES, env_bool
+from .base import BASE_DIR, DATABASES, REDIS_URL, env_bool
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
 SECRET_KEY = SECRET_KEY or "dev-only-insecure-key-never-use-in-production"  # noqa: F405
@@ -19,3 +19,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         init_command="PRAGMA journal_mode=WAL", transaction_mode="IMMEDIATE",
         timeout=float(os.environ.get("SQLITE_BUSY_TIMEOUT", "20")),
     )
+
+# Without Redis, the cache (pages, rate limits, locks) is a folder both processes share, not each one's
+# memory: a page the scheduler changes (a card drawn, a sweep's re-render) is seen by the server at once,
+# as under `make up`. The folder goes with the database (beside its SQLite file: another database, a
+# test's say, never reads this one's pages), and `make clean` removes both.
+if not REDIS_URL:
+    _database = DATABASES["default"]
+    _cache_dir = (f"{_database['NAME']}-cache" if _database["ENGINE"] == "django.db.backends.sqlite3"
+                  else str(BASE_DIR / "var" / "cache" / str(_database["NAME"])))
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": _cache_dir}}
