@@ -24,7 +24,7 @@ from publishing.transactions import OnCommit, pending_callback, register_callbac
 
 from . import outbox
 from .announcing import SUBJECT_OF, current_json
-from .models import Announcement, Endpoint
+from .models import Endpoint
 
 #: What the digests' JSON shows of a topic and of a repository: a change records every digest showing it.
 SHOWN_BY_DIGESTS = {Topic: ("name", "slug"), Repository: ("full_name",)}
@@ -103,15 +103,10 @@ def announce_shown(model, items) -> None:
 
 def announce_after_commit(items: dict[tuple[str, int], bool]) -> None:
     """Record these saved (subject, pk) items as owed an announcement, each once per transaction. The
-    value: whether the item was public before the save (the transaction's first save of it decides).
-
-    A save's answer overrides a shown change's "it was public" recorded earlier in the transaction:
-    a digest's own save re-renders its parts (``content_changed``) before this receiver runs.
-    """
+    value: whether the item was public before the save (the transaction's first save of it decides)."""
     pending = pending_callback(PENDING)
     if pending is not None:
-        pending.correct({item: was_public for item, was_public in items.items() if pending.saved.get(item) is False})
-        items = {item: was_public for item, was_public in items.items() if item not in pending.saved}
+        items = {item: was_public for item, was_public in items.items() if not pending.saved.get(item)}
     if items:
         recorded(outbox.record(items), saved=True)
 
@@ -147,13 +142,6 @@ class Announcements(OnCommit):
         for row_id, item in rows:
             self.ids.append(row_id)
             self.saved[item] = self.saved.get(item, False) or saved
-
-    def correct(self, items: dict[tuple[str, int], bool]) -> None:
-        """Items first recorded as shown changes, now saved: the save knows whether they were public."""
-        for (subject, pk), was_public in items.items():
-            Announcement.objects.filter(pk__in=self.ids, subject_type=subject, subject_id=pk).update(
-                was_public=was_public)
-            self.saved[(subject, pk)] = True
 
     def run(self) -> None:
         outbox.queue(self.ids)

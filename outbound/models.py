@@ -208,7 +208,9 @@ class Announcement(models.Model):
     subject_type = models.CharField(max_length=20)
     subject_id = models.BigIntegerField()
     was_public = models.BooleanField(
-        default=True, help_text="Whether readers saw the item before the write (false: the write may publish it).")
+        null=True, blank=True,
+        help_text="Whether readers saw the item before the save that wrote this row (false: the save may "
+                  "publish it); empty for a change to what a public item shows, which publishes nothing.")
     last_data = models.JSONField(null=True, blank=True,
                                  help_text="A deleted item's last public JSON, for its ``*.unpublished``.")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)

@@ -56,7 +56,7 @@ def record_published(subject: str, pks_query) -> list[tuple[int, tuple[str, int]
     """Rows for the items of `pks_query` (a query of ids) public now, in one ``INSERT … SELECT``.
 
     For writes that change what items show without saving them (a renamed author, a retitled
-    reference): they were public before the write, so a later comparison says ``*.updated``.
+    reference): such a change publishes nothing (``was_public`` stays empty: ``was_public()``).
     """
     model = announcing.SUBJECTS[subject][0]
     public = model.objects.published().filter(pk__in=pks_query).order_by().annotate(owed_id=F("pk")).values_list("owed_id")
@@ -66,8 +66,8 @@ def record_published(subject: str, pks_query) -> list[tuple[int, tuple[str, int]
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} (subject_type, subject_id, was_public, created_at) "  # the ORM's SQL; values are parameters
-            f"SELECT %s, owed.owed_id, %s, %s FROM ({sql}) owed RETURNING id, subject_id",
-            [subject, True, now, *params])
+            f"SELECT %s, owed.owed_id, NULL, %s FROM ({sql}) owed RETURNING id, subject_id",
+            [subject, now, *params])
         return [(row_id, (subject, pk)) for row_id, pk in cursor.fetchall()]
 
 
@@ -107,12 +107,19 @@ def announce_owed(subject: str, pk: int, wait: bool = True, due: bool = False) -
             if not rows and not due:
                 return None
             gone = next((row.last_data for row in rows if row.last_data is not None), None)
-            message = announcing.announce(subject, pk, was_public=rows[0].was_public if rows else True, gone=gone)
+            message = announcing.announce(subject, pk, was_public=was_public(rows), gone=gone)
             Announcement.objects.filter(pk__in=[row.pk for row in rows]).delete()
             return message
     except Exception:
         logger.exception("Could not announce %s %s; the sweep will try again.", subject, pk)
         return None
+
+
+def was_public(rows: list[Announcement]) -> bool:
+    """Whether readers saw the item before these writes: the first save's answer. Rows of changes to
+    what it shows say nothing of that (written outside a transaction, a digest's re-rendered parts are
+    recorded before its own save is: public now, yet published by that save); alone, they mean public."""
+    return next((row.was_public for row in rows if row.was_public is not None), True)
 
 
 def lock(subject: str, pk: int, wait: bool) -> bool:

@@ -168,7 +168,6 @@ def test_a_backed_up_site_restored_into_a_new_database_is_the_same_site(
 
     httpserver.expect_request("/hook", method="POST").respond_with_handler(receive)
     site = build_site(monkeypatch, httpserver.url_for("/hook"))
-    outbox.sweep(now=timezone.now() + datetime.timedelta(minutes=1))  # the announcements' worker (none runs here)
     urls = page_urls(site, Client())
     before = public_pages(urls)
     assert before == public_pages(urls), "a page differs between two reads of one database: nothing to compare"
@@ -200,15 +199,16 @@ def test_a_backed_up_site_restored_into_a_new_database_is_the_same_site(
 
     wait = (site["scheduled"].published_at - timezone.now()).total_seconds()
     time.sleep(max(0.0, wait) + 0.5)
-    assert outbox.announce_due() == 1
+    # what writes owed before the backup (no worker ran: the post, the digest) and the scheduled post, at its time
+    assert outbox.sweep(now=timezone.now() + datetime.timedelta(minutes=1)) + outbox.announce_due() == 3
     assert public_pages([site["scheduled"].get_absolute_url()])[site["scheduled"].get_absolute_url()][0] == 200
     # what was owed before the backup (no worker ran) and what just went out, signed as receivers expect
     assert delivery.deliver_due(site["endpoint_id"]) == len(received)
     verified = [Webhook(site["endpoint_secret"]).verify(body, headers) for body, headers in received]
     said = [(message["type"], message["data"]["id"]) for message in verified]
     assert {("post.published", site["post"].pk), ("digest.published", site["digest"].pk)} <= set(said)
-    assert said[-1] == ("post.published", site["scheduled"].pk)  # the scheduled post, last, once
-    assert said.count(said[-1]) == 1
+    assert ("post.published", site["scheduled"].pk) in said  # the scheduled post, once its time came, once
+    assert len(said) == len(set(said))
 
 
 def test_restore_names_what_is_missing():

@@ -106,7 +106,7 @@ def test_two_workers_at_once_announce_an_item_once(queued, lost, receiver):
     Endpoint.objects.create(url=receiver.url)
     reference = ReferenceFactory()
     digest = DigestReferenceFactory(reference=reference).digest
-    Message.objects.all().delete()  # what the publication said: this test is about the update
+    Announcement.objects.all().delete()  # what the publication owed: this test is about the update
     reference.title = "Retitled"
     reference.save()
     ids = list(Announcement.objects.filter(subject_type="digest").values_list("pk", flat=True))

@@ -72,6 +72,7 @@ def test_a_due_delivery_whose_task_was_lost_is_sent_by_the_sweep(worker, receive
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("outbound.delivery.enqueue", lambda *args, **kwargs: None)  # the task is lost
         publish(title="Lost task")
+        wait_for(lambda: Delivery.objects.exists(), ARRIVAL_SECONDS)  # the worker announced it, its task lost
     time.sleep(0.5)
     assert not receiver.received and Delivery.objects.get().state == Delivery.State.PENDING
     sweep_outbound.delay()
