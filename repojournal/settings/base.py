@@ -208,6 +208,14 @@ INGESTION_TOKEN_LEASE = int(os.environ.get("INGESTION_TOKEN_LEASE", "90"))
 # killed holding it, Redis restarted): the sweep, every INGESTION_SWEEP_EVERY, queues it again.
 INGESTION_SWEEP_AFTER = int(os.environ.get("INGESTION_SWEEP_AFTER", "15"))
 INGESTION_SWEEP_EVERY = float(os.environ.get("INGESTION_SWEEP_EVERY", "10"))
+# Drafting with a language model (issue 36, docs/drafting.md): any OpenAI-compatible Chat Completions API.
+# Unset URL (the default): digests are drafted by the rule-based writer and nothing calls out. The URL
+# goes through egress/, so a model server on a private address needs EGRESS_ALLOWED_NETWORKS.
+DRAFTING_MODEL_URL = os.environ.get("DRAFTING_MODEL_URL", "").strip()
+DRAFTING_MODEL = os.environ.get("DRAFTING_MODEL", "").strip()
+DRAFTING_MODEL_API_KEY = os.environ.get("DRAFTING_MODEL_API_KEY", "")  # sent as a bearer token; never logged
+DRAFTING_MODEL_TIMEOUT = float(os.environ.get("DRAFTING_MODEL_TIMEOUT", "120"))
+DRAFTING_MODEL_MAX_INPUT_TOKENS = int(os.environ.get("DRAFTING_MODEL_MAX_INPUT_TOKENS", "24000"))
 # How often beat sweeps outbound webhooks: scheduled content coming due, retries due (outbound.delivery).
 OUTBOUND_SWEEP_SECONDS = float(os.environ.get("OUTBOUND_SWEEP_SECONDS", "30"))
 # Sweeps expire after their period: with the workers away, beat's copies would otherwise pile up.
@@ -222,16 +230,6 @@ CELERY_BEAT_SCHEDULE = {
     # Outbound webhooks (issue 18): scheduled content coming due, and retries due (durable across restarts).
     "outbound-sweep": {"task": "outbound.tasks.sweep_outbound", "schedule": OUTBOUND_SWEEP_SECONDS,
                        "options": {"expires": OUTBOUND_SWEEP_SECONDS}},
-# Drafting with a language model (issue 36, docs/drafting.md): any OpenAI-compatible Chat Completions API.
-# Unset URL (the default): digests are drafted by the rule-based writer and nothing calls out. The URL
-# goes through egress/, so a model server on a private address needs EGRESS_ALLOWED_NETWORKS.
-DRAFTING_MODEL_URL = os.environ.get("DRAFTING_MODEL_URL", "").strip()
-DRAFTING_MODEL = os.environ.get("DRAFTING_MODEL", "").strip()
-DRAFTING_MODEL_API_KEY = os.environ.get("DRAFTING_MODEL_API_KEY", "")  # sent as a bearer token; never logged
-DRAFTING_MODEL_TIMEOUT = float(os.environ.get("DRAFTING_MODEL_TIMEOUT", "120"))
-DRAFTING_MODEL_MAX_INPUT_TOKENS = int(os.environ.get("DRAFTING_MODEL_MAX_INPUT_TOKENS", "24000"))
-# How often beat sweeps outbound webhooks: scheduled content coming due, retries due (outbound.delivery).
-OUTBOUND_SWEEP_SECONDS = float(os.environ.get("OUTBOUND_SWEEP_SECONDS", "30"))
     # The repository charts' tally (digests.models.tallies): publishes add rows, this sums them.
     "digests-fold-merge-tallies": {"task": "digests.tasks.fold_merge_tallies", "schedule": 300.0},
     # Images (issue 26): renditions whose task was lost are queued again (images.tasks.sweep_renditions).
@@ -256,6 +254,7 @@ RETENTION_REDELIVERY_REQUEST_DAYS = int(os.environ.get("RETENTION_REDELIVERY_REQ
 RETENTION_OUTBOUND_MESSAGE_DAYS = int(os.environ.get("RETENTION_OUTBOUND_MESSAGE_DAYS", "30"))
 RETENTION_SIGN_IN_FAILURE_DAYS = int(os.environ.get("RETENTION_SIGN_IN_FAILURE_DAYS", "30"))
 RETENTION_ACCESS_LOG_DAYS = int(os.environ.get("RETENTION_ACCESS_LOG_DAYS", "30"))
+RETENTION_DRAFT_RESPONSE_DAYS = int(os.environ.get("RETENTION_DRAFT_RESPONSE_DAYS", "30"))
 
 TAGGIT_CASE_INSENSITIVE = True
 
@@ -268,7 +267,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
-RETENTION_DRAFT_RESPONSE_DAYS = int(os.environ.get("RETENTION_DRAFT_RESPONSE_DAYS", "30"))
 
 # API (repojournal/api.py): throttle rates per client IP and per token, "N/s|m|h|d".
 # "list" covers list endpoints (the expensive queries), "write" every write.
