@@ -160,7 +160,7 @@ def _send_batch(subscribers: list[Subscriber], claimed_at) -> tuple[int, bool]:
     stays and expires after CLAIM_SECONDS, the retry's wait. The server away: the rows not sent are given
     back at once and the batches stop (the sweep queues them again)."""
     emails = [subscriber.email for subscriber in subscribers]
-    suppressed = set(Suppression.objects.filter(email__in=emails).values_list("email", flat=True))
+    suppressed = Suppression.objects.among(emails)
     sent, ended, later, away = [], [], [], False
     try:
         with Connection() as connection:

@@ -216,7 +216,7 @@ def _write_batch(rows: list[Row], consented: bool, report: Report) -> None:
     for row in rows:
         by_email.setdefault(row.email, []).append(row)
     stored = set(Subscriber.objects.filter(email__in=by_email).values_list("email", flat=True))
-    suppressed = set(Suppression.objects.filter(email__in=by_email).values_list("email", flat=True)) - stored
+    suppressed = Suppression.objects.among(by_email) - stored
     report.existing += sum(len(by_email[email]) for email in stored)
     report.suppressed += sum(len(by_email[email]) for email in suppressed)
     now = timezone.now()

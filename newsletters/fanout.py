@@ -17,6 +17,7 @@ import zoneinfo
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from blog.models import PostAuthor, Post, TaggedPost
@@ -90,7 +91,8 @@ def followers(follows: models.Q, local_now: datetime.datetime, published_at: dat
     return (
         Subscription.objects.filter(follows, confirmed_at__lte=published_at,
                                     subscriber__state=Subscriber.State.CONFIRMED)
-        .exclude(subscriber__email__in=Suppression.objects.values("email"))
+        .alias(email_lower=Lower("subscriber__email"))
+        .exclude(email_lower__in=Suppression.objects.annotate(address=Lower("email")).values("address"))
         .values("subscriber_id").order_by("subscriber_id")
         .annotate(
             email=models.Max("subscriber__email"),

@@ -34,6 +34,15 @@ class AddressQuerySet(models.QuerySet):
         so its own case rules decide, as they did when the index was built."""
         return self.alias(email_lower=Lower("email")).filter(email_lower=Lower(Value(email)))
 
+    def among(self, emails) -> set[str]:
+        """Those of `emails` (as given) that have a row here whatever its case, in one query through the same
+        ``Lower("email")`` index: a suppression stored as ``Ada@example.com`` (a provider's bounce report)
+        stops mail to ``ada@example.com``, in a batch as for one address."""
+        lowered = {email.lower(): email for email in emails}
+        found = (self.alias(email_lower=Lower("email")).filter(email_lower__in=lowered)
+                 .annotate(address=Lower("email")).values_list("address", flat=True))
+        return {lowered[address] for address in found if address in lowered}
+
 
 class Subscriber(models.Model):
     class State(models.TextChoices):

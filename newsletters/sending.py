@@ -41,7 +41,7 @@ def send_due(message_id: int | None = None) -> int:
 
 def unwanted(rows: list[dict]) -> set[str]:
     """The batch's addresses suppressed since the fan-out (one query)."""
-    return set(Suppression.objects.filter(email__in={row["email"] for row in rows}).values_list("email", flat=True))
+    return Suppression.objects.among({row["email"] for row in rows})
 
 
 def send_batch(rows: list[dict], shared: dict, prefixes: tuple[str, str]) -> tuple[int, bool]:

@@ -68,7 +68,7 @@ def send_batch(rows: list[dict]) -> tuple[int, bool]:
     for row in rows:
         by_subscriber.setdefault(row["subscriber_id"], []).append(row)
     listed = items({row["message_id"] for row in rows})
-    suppressed = set(Suppression.objects.filter(email__in={row["email"] for row in rows}).values_list("email", flat=True))
+    suppressed = Suppression.objects.among({row["email"] for row in rows})
     outcomes, sent, finished = Outcomes(), 0, set()
     try:
         with Connection() as connection:

@@ -47,7 +47,8 @@ def test_unconfirmed_unsubscribed_suppressed_and_unconfirmed_follows_get_nothing
     subscriber("gone@example.com", ("wire", ""), state=Subscriber.State.UNSUBSCRIBED)
     subscriber("bounced@example.com", ("wire", ""))
     subscriber("notyet@example.com", ("wire", ""), confirmed=False)
-    Suppression.objects.create(email="bounced@example.com", reason=Suppression.Reason.BOUNCED)
+    # As a provider reported the bounce: the same address in another case.
+    Suppression.objects.create(email="Bounced@Example.com", reason=Suppression.Reason.BOUNCED)
     subscriber("reader@example.com", ("wire", ""))
     published_digest()
     fanout.mail_published()

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from newsletters import confirmations, csv_io, imports, tasks
-from newsletters.models import Subscriber, SubscriberImport, Subscription
+from newsletters.models import Subscriber, SubscriberImport, Subscription, Suppression
 
 pytestmark = pytest.mark.django_db
 
@@ -106,6 +106,18 @@ def test_confirmations_owed_by_an_import_go_out_in_batches_not_a_task_each(setti
     assert sorted(address for item in smtp_server.received for address in item.rcpt_tos) == sorted(addresses(250))
     assert not Subscriber.objects.filter(confirmation_requested_at__isnull=False).exists()  # none owed any more
     assert tasks.send_confirmations.run() == 0
+
+
+def test_an_address_suppressed_in_another_case_gets_no_confirmation_from_a_batch(settings, smtp_server):
+    """A provider reports a bounce as ``Reader0@Example.org``: the batch sender matches it whatever the case,
+    as sign-up does (``AddressQuerySet.among``), before the import (skipped) and after it (not mailed)."""
+    Suppression.objects.create(email="Reader3@Example.org", reason="bounced")
+    imports.run(imports.start("".join(f"{email}\n" for email in addresses(4)), "p.csv", False).pk)
+    assert not Subscriber.objects.filter(email="reader3@example.org").exists()
+    Suppression.objects.create(email="READER0@example.org", reason="bounced")
+    assert confirmations.send_owed() == 2
+    assert sorted(address for item in smtp_server.received for address in item.rcpt_tos) == [
+        "reader1@example.org", "reader2@example.org"]
 
 
 def test_a_refused_or_unreachable_confirmation_waits_for_the_sweep(settings, smtp_server):
