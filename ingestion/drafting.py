@@ -127,14 +127,13 @@ def _apply(digest: Digest, name: str, value) -> None:
         )
 
 
-def _generate(digest: Digest, record: DigestDraft | None, result: DraftResult, use_model: bool) -> dict:
-    """Fresh text for the generator-owned fields, from the digest's citations: the model's if it is
-    configured and its draft passes, else the rule-based writer's (without the FAQ, made from the rest)."""
+def _generate(digest: Digest, result: DraftResult) -> dict:
+    """Fresh text for the generator-owned fields, from the digest's citations: the model's if it was
+    asked (``_ask_model``, before the transaction) and its draft passes, else the rule-based writer's
+    (without the FAQ, made from the rest)."""
+    if result.written is not None and result.written.fields is not None:
+        return result.written.fields
     changes = fold(list(digest.digest_references.select_related("reference__repository").order_by("number")))
-    if use_model:
-        result.written = drafting_writer.write(digest, changes, record)
-        if result.written.fields is not None:
-            return result.written.fields
     return {
         "headline": drafting_text.headline(changes),
         "summary": drafting_text.summary(changes),
@@ -185,10 +184,10 @@ def _writer_record(result: DraftResult) -> dict:
     return {"writer": written.writer, "writer_reason": written.reason, **written.record}
 
 
-def _refresh(digest: Digest, record: DigestDraft | None, result: DraftResult, use_model: bool) -> None:
+def _refresh(digest: Digest, record: DigestDraft | None, result: DraftResult) -> None:
     """Rewrite the fields the editor has not changed since the last generation."""
     current = _snapshot(digest)
-    fresh = _generate(digest, record, result, use_model)
+    fresh = _generate(digest, result)
     generated = {}
     for name in FIELDS:
         if name == "faq" and not fresh.get("faq"):  # built from the summary and action items as they now stand
@@ -223,6 +222,7 @@ def _draft(topic, day: datetime.date, use_model: bool) -> DraftResult:
                                              "only drafts are regenerated.")
     if digest is None and not references:
         return DraftResult(None, skipped=f"Nothing from {topic} was merged on {day}; no digest drafted.")
+    written = _ask_model(topic, day, digest, references) if use_model else None
     with transaction.atomic(), reversion.create_revision():
         reversion.set_comment("Drafted by draft_digest.")
         result = DraftResult(digest, created=digest is None)
@@ -232,8 +232,52 @@ def _draft(topic, day: datetime.date, use_model: bool) -> DraftResult:
             result.digest = digest
         record = DigestDraft.objects.filter(digest=digest).first()
         result.added = _add_references(digest, references)
-        _refresh(digest, record, result, use_model)
+        result.written = _still_current(written, digest)
+        _refresh(digest, record, result)
     return result
+
+
+def _planned(digest: Digest | None, references: list[Reference]) -> list[DigestReference]:
+    """What the draft will cite once ``_add_references`` has run: its citations, then the day's new
+    references numbered after them as it will number them (unsaved)."""
+    existing = [] if digest is None else list(
+        digest.digest_references.select_related("reference__repository").order_by("number"))
+    cited = {citation.reference_id for citation in existing}
+    top = max((citation.number for citation in existing), default=0)
+    new = [reference for reference in references if reference.pk not in cited]
+    return existing + [DigestReference(reference=reference, number=number)
+                       for number, reference in enumerate(new, start=top + 1)]
+
+
+def _ask_model(topic, day: datetime.date, digest: Digest | None, references: list[Reference]):
+    """The model's draft of what the digest will cite, asked before the drafting transaction opens.
+
+    The model may take minutes (3 attempts of DRAFTING_MODEL_TIMEOUT); inside the transaction that
+    would hold the digest's row locks on PostgreSQL (the admin's saves of it waiting past gunicorn's
+    timeout) and SQLite's single write lock under ``make run`` (every save "database is locked").
+    ``_still_current`` checks, inside the transaction, that the answer is to what is then cited.
+    """
+    record = None if digest is None else DigestDraft.objects.filter(digest=digest).first()
+    return drafting_writer.write(digest or Digest(topic=topic, date=day), fold(_planned(digest, references)), record)
+
+
+def _still_current(written, digest: Digest):
+    """``written`` if it answers the request the digest's citations now make, else a fallback.
+
+    Another run (or an editor's citation) may have changed the citations, or ingestion a cited
+    reference's text, while the model was writing: then its answer's numbers may cite the wrong
+    changes. This run does not ask again (that would be inside the transaction, the thing
+    ``_ask_model`` avoids): the rule-based writer writes this draft, and the next run asks the
+    model anew (the request hash is not kept, as after a failure).
+    """
+    if written is None or written.fields is None:
+        return written
+    changes = fold(list(digest.digest_references.select_related("reference__repository").order_by("number")))
+    if drafting_writer.request_hash(digest, changes) == written.record["request_hash"]:
+        return written
+    return drafting_writer.Written(
+        reason="the digest's citations changed while the model was writing; the next run asks it again",
+        called=written.called, record={**written.record, "request_hash": ""})
 
 
 def note_opened(sender, object_id, user, **kwargs) -> None:

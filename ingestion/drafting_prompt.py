@@ -56,6 +56,21 @@ BOILERPLATE = re.compile(
     r"Dependabot will|You can trigger|<details>|</details>|<summary>|</summary>|\[!\[).*(?:\n|$)",
     re.MULTILINE | re.IGNORECASE)
 BLANK_LINES = re.compile(r"\n\s*\n+")
+FENCE = re.compile(r"<{3,}|>{3,}")
+
+
+def unfenced(text: str) -> str:
+    """``text`` without any run of 3 or more ``<`` or ``>``, so it cannot open or close our data block.
+
+    Removed until none is left: one pass can join a new one (``<<`` + ``>>>`` + ``<``), and a
+    replace of the delimiters themselves left ``CHANGESCHANGES>>>`` as ``CHANGES>>>``. Every
+    stranger's field in the block goes through this: titles, descriptions, labels, author.
+    """
+    while True:
+        stripped = FENCE.sub("", text)
+        if stripped == text:
+            return text
+        text = stripped
 
 
 def estimate_tokens(text: str) -> int:
@@ -67,7 +82,7 @@ def clean_description(text: str) -> str:
     """A PR body or commit message without HTML comments, unchecked boxes and bot boilerplate."""
     text = HTML_COMMENT.sub("", (text or "").replace("\r\n", "\n"))
     text = BOILERPLATE.sub("", UNCHECKED_BOX.sub("", text))
-    text = text.replace(BEGIN, "<<<").replace(END, ">>>")  # a stranger cannot close our data block
+    text = unfenced(text)  # a stranger cannot close our data block
     return BLANK_LINES.sub("\n\n", text).strip()
 
 
@@ -89,16 +104,16 @@ def heading(change: Change) -> str:
     reference = change.reference
     name = reference.repository.full_name + (f"#{reference.number}" if reference.number else "")
     kind = "pull request" if reference.kind == "pull_request" else reference.kind.replace("_", " ")
-    return f"{cite_prefix(change)} {name} ({kind}) {' '.join(reference.title.split())}"
+    return f"{cite_prefix(change)} {name} ({kind}) {unfenced(' '.join(reference.title.split()))}"
 
 
 def facts(change: Change) -> str:
     reference, stats = change.reference, change.reference.stats or {}
     parts = []
     if change.labels:
-        parts.append("labels: " + ", ".join(change.labels))
+        parts.append("labels: " + unfenced(", ".join(" ".join(label.split()) for label in change.labels)))
     if reference.author_login:
-        parts.append(f"author: {reference.author_login}")
+        parts.append(f"author: {unfenced(reference.author_login)}")
     if "additions" in stats or "deletions" in stats:
         parts.append(f"+{stats.get('additions', 0)} -{stats.get('deletions', 0)} lines"
                      + (f" in {stats['changed_files']} files" if stats.get("changed_files") else ""))

@@ -118,12 +118,23 @@ def _ask(prompt: drafting_prompt.Prompt, previous: DigestDraft | None) -> tuple[
     return answer.data, record, True
 
 
-def write(digest, changes: list[Change], previous: DigestDraft | None) -> Written:
-    """Draft ``digest`` from ``changes`` with the model; see the module docstring."""
-    topic_repositories = {r.full_name.lower(): r.pk for r in Repository.objects.filter(topic=digest.topic_id)}
+def _prompt(digest, changes: list[Change]) -> drafting_prompt.Prompt:
     names = [r.full_name for r in Repository.objects.filter(topic=digest.topic_id).order_by("full_name")]
-    prompt = drafting_prompt.build(digest.topic, digest.date, changes, names,
-                                   settings.DRAFTING_MODEL_MAX_INPUT_TOKENS)
+    return drafting_prompt.build(digest.topic, digest.date, changes, names, settings.DRAFTING_MODEL_MAX_INPUT_TOKENS)
+
+
+def request_hash(digest, changes: list[Change]) -> str:
+    """The hash of the request ``write`` would send for these changes (``drafting`` compares it, asking nothing)."""
+    return _prompt(digest, changes).request_hash
+
+
+def write(digest, changes: list[Change], previous: DigestDraft | None) -> Written:
+    """Draft ``digest`` from ``changes`` with the model; see the module docstring.
+
+    ``digest`` may be unsaved (its topic and date set): ``drafting`` calls this before its transaction.
+    """
+    topic_repositories = {r.full_name.lower(): r.pk for r in Repository.objects.filter(topic=digest.topic_id)}
+    prompt = _prompt(digest, changes)
     written = Written(record={"model": settings.DRAFTING_MODEL, "prompt_version": drafting_prompt.PROMPT_VERSION,
                               "request_hash": prompt.request_hash, "dropped": [], "raw_response": "",
                               "input_tokens": None, "output_tokens": None, "duration": None})
