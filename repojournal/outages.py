@@ -12,7 +12,7 @@ own 503: ingestion/views.py) -- get this and are retried by their clients. docs/
 
 A lock conflict (a deadlock, a serialization failure, a lock timeout: ``publishing.locks``) is an
 ``OperationalError`` too, but the database answered: another write needed the same rows at the
-same moment. It is answered ``409 Conflict`` -- the API's error shape under ``/api/``, a short page
+same moment. A write is answered ``409 Conflict`` -- the API's error shape under ``/api/``, a short page
 elsewhere -- saying that nothing was saved and to send it again. The writes that can meet so try
 once more before it comes to that (``retry_on_lock_conflict``), and the admin's change form answers
 with the form itself (``publishing.admin``).
@@ -30,6 +30,11 @@ from publishing.locks import API_DETAIL, is_lock_conflict
 
 logger = logging.getLogger(__name__)
 
+#: A read that meets a lock (SQLite's single writer busy past its timeout under `make run`) saved nothing and
+#: should simply be retried: it gets the 503 with Retry-After, which the edge retries or serves stale for,
+#: not a 409 page about a save.
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
 
 class DatabaseOutageMiddleware:
     """Turns a lost database connection raised by a view into a 503, and a lost lock conflict into a 409
@@ -44,7 +49,7 @@ class DatabaseOutageMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
-        if is_lock_conflict(exception):
+        if is_lock_conflict(exception) and request.method not in SAFE_METHODS:
             logger.warning("%s %s answered 409: it lost a lock conflict (%s).", request.method, request.path,
                            str(exception).strip())
             return conflict(request)

@@ -77,3 +77,20 @@ def test_while_redis_is_away_pages_the_api_and_the_admin_answer_from_the_databas
     assert client.get("/api/v1/posts/", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
     assert client.get("/api/v1/posts/", HTTP_AUTHORIZATION="Bearer rj_unknown").status_code == 401
     assert admin_client.get("/admin/blog/post/").status_code == 200
+
+
+def test_a_read_that_meets_a_lock_is_a_503_to_retry_not_a_409_about_saving(client, monkeypatch, settings):
+    """A lock conflict on a GET (SQLite's writer busy under `make run`) saved nothing: retry, as for an outage."""
+    import sqlite3
+
+    settings.PAGE_CACHE_ENABLED = False
+    busy = sqlite3.OperationalError("database is locked")
+    busy.sqlite_errorcode = sqlite3.SQLITE_BUSY
+
+    def locked(self):
+        raise OperationalError("database is locked") from busy
+
+    with monkeypatch.context() as patched:
+        patched.setattr(BaseDatabaseWrapper, "ensure_connection", locked)
+        response = client.get("/posts/")
+    assert response.status_code == 503 and response["Retry-After"] == "30"
