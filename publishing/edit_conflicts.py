@@ -8,7 +8,14 @@ every writer leaves a revision (ingestion's redrafts, ``update()``, scripts; aut
 repositories and images have no history at all), a revision records the whole item at the end of
 a transaction rather than what one form showed, and the snapshot needs no query to read. It is
 signed (``django.core.signing``) so a forged ancestor cannot make the merge throw away another
-editor's change; it is compressed, so it costs about a third of the text it records.
+editor's change, and names its item (model and pk), so a form opened on one item cannot serve as
+another's ancestor; it is compressed, so it costs about a third of the text it records.
+
+The version says whether anything changed at all: on a save, when the version the snapshot was
+taken at is still the item's (computed once per request, under the lock below), nobody saved
+meanwhile and the item's fields are saved as typed, with no field-by-field comparison. It is also
+what a client of the API sends as ``If-Match``. Computing it costs a post's or digest's whole API
+detail, so a request computes it once (``EditConflictAdmin._version``).
 
 On save the admin locks the item's row before reading it (``EditConflictAdmin.get_object``, in the
 transaction Django wraps every change form's save in), so two saves landing at once cannot both
@@ -21,6 +28,9 @@ the editor's input and the current value are each compared with the snapshot:
   as typed, with both values side by side and a "take theirs" choice per field, and with a new
   snapshot in which the conflicting fields start from the other side's value, so the next save
   applies what the editor chose while fields only the other side changed still merge.
+
+Text is compared normalised (``publishing.text.normalised``): a browser posts a textarea with
+``\\r\\n`` line endings, which are no change of the ``\\n`` text stored.
 
 Inline rows merge the same way, each against its own snapshot; rows someone else added are not in
 the editor's formset, so the formset neither sees nor deletes them. A move in the workflow by the
@@ -47,10 +57,14 @@ from django.utils.html import format_html, format_html_join
 import reversion
 from reversion.models import Version
 
+from .text import normalised
+
 EDIT_VERSION, EDIT_BASE, EDIT_PANEL = "_edit_version", "_edit_base", "_edit_conflicts"
 #: A radio per conflicting field, named this plus the field's HTML name: "mine" or "theirs".
 RESOLVE = "_edit_resolve:"
 SALT = "publishing.edit_conflicts"
+#: The changes since a form was opened whose authors a refused or merged save names (the newest).
+CHANGES_NAMED = 20
 
 
 # --- States: what a form's fields hold, as comparable text -----------------------------------------
@@ -64,12 +78,16 @@ def _model_field(instance, name):
 
 
 def field_state(instance, name, value=None) -> str:
-    """One model field of `instance` as text: equal texts are equal values, whatever the field."""
+    """One model field of `instance` as text: equal texts are equal values, whatever the field.
+
+    Text is normalised (``publishing.text.normalised``): a textarea comes back from the browser with
+    ``\\r\\n`` line endings and stripped, and must still equal the ``\\n`` text it was opened with.
+    """
     field = instance._meta.get_field(name)
     if field.many_to_many:
         related = value if value is not None else (field.value_from_object(instance) if instance.pk else [])
         return json.dumps(sorted(str(getattr(item, "pk", item)) for item in related))
-    return field.value_to_string(instance)
+    return normalised(field.value_to_string(instance))
 
 
 def form_state(form, instance) -> dict[str, str]:
@@ -77,8 +95,13 @@ def form_state(form, instance) -> dict[str, str]:
     return {name: field_state(instance, name) for name in form.fields if _model_field(instance, name)}
 
 
-def sign(base: dict) -> str:
-    return signing.dumps(base, salt=SALT, compress=True)
+def _item_key(item) -> list:
+    return [item._meta.label_lower, str(item.pk)]
+
+
+def sign(base: dict, item) -> str:
+    """`base` signed for `item` alone: a snapshot of another item cannot pass for this one's ancestor."""
+    return signing.dumps({**base, "item": _item_key(item)}, salt=SALT, compress=True)
 
 
 @functools.lru_cache(maxsize=16)
@@ -90,10 +113,14 @@ def _unsigned(text: str):
         return False
 
 
-def opened_base(data):
-    """The snapshot in a form's POST data: a dict, None if the form carried none, False if it was tampered with."""
+def opened_base(data, item):
+    """The snapshot of `item` in a form's POST data: a dict, None if the form carried none, False if it
+    was tampered with or is another item's (a form opened on one post and posted to another)."""
     text = data.get(EDIT_BASE) if data is not None else None
-    return _unsigned(text) if text else None
+    if not text:
+        return None
+    base = _unsigned(text)
+    return base if base and base.get("item") == _item_key(item) else False
 
 
 def state_version(state: dict) -> str:
@@ -125,11 +152,16 @@ class MergingFormMixin:
     edit_current: dict | None = None  # the current state of the fields compared
     edit_typed: dict | None = None  # the editor's input to the conflicting fields, as shown beside theirs
 
+    @property
+    def edit_item(self):
+        """The item whose change form this is (an inline row's is its parent, set by its formset)."""
+        return self.instance
+
     def opened_fields(self, base: dict) -> dict | None:
         raise NotImplementedError
 
     def clean(self):
-        base = opened_base(self.data)
+        base = opened_base(self.data, self.edit_item)
         if base is False:
             raise ValidationError("This form's record of what it was opened at is damaged; reload the page.",
                                   code="edit_base")
@@ -207,9 +239,13 @@ class OpenedAtForm(MergingFormMixin, forms.ModelForm):
         """What the editor changed: never the form's own record of what it was opened at."""
         return [name for name in super().changed_data if name not in (EDIT_PANEL, EDIT_VERSION, EDIT_BASE)]
 
+    edit_version_now = None  # the item's version under the save's lock, set by EditConflictAdmin.get_form
+
     def opened_fields(self, base):
-        """Compared field by field even when the version still matches: cheap (no query), and right
-        whatever the version covers, and after a refused save, whose snapshot mixes then and now."""
+        """Nothing to merge when the version the form was opened at is still the item's: nobody saved
+        meanwhile. A snapshot after a refused save has no version (it mixes then and now): it merges."""
+        if base.get("v") is not None and base["v"] == self.edit_version_now:
+            return None
         return base.get("f")
 
 
@@ -222,7 +258,12 @@ def _opened_at_fields():
 
 
 class InlineMergingForm(MergingFormMixin):
-    """An inline row: merged against the row's own snapshot; rows added since are not the form's."""
+    """An inline row: merged against the row's own snapshot; rows added since are not the form's.
+
+    Rows merge even when the item's version is unchanged: the default version covers only the
+    item's own fields, not its inline rows."""
+
+    edit_item = None  # the parent item, set by MergingFormSetMixin
 
     def opened_fields(self, base):
         if self.instance.pk is None:
@@ -247,7 +288,7 @@ class MergingFormSetMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.rows_gone = []
-        base = opened_base(self.data) if self.is_bound else None
+        base = opened_base(self.data, self.instance) if self.is_bound else None
         rows = base.get("i", {}).get(self.prefix) if base else None
         if rows:
             self._drop_rows_gone(rows)
@@ -261,10 +302,15 @@ class MergingFormSetMixin:
             opened = rows.get(pk)
             if opened is None or pk in existing:
                 continue
-            if all(self.data.get(key + name, "") == value for name, value in opened.items()):
+            if all(normalised(self.data.get(key + name, "")) == value for name, value in opened.items()):
                 data[key + "DELETE"] = "on"
                 self.rows_gone.append(pk)
         self.data = data
+
+    def _construct_form(self, i, **kwargs):
+        form = super()._construct_form(i, **kwargs)
+        form.edit_item = self.instance
+        return form
 
 
 # --- The admin ------------------------------------------------------------------------------------
@@ -277,6 +323,16 @@ class EditConflictAdmin:
         state = {field.name: field.value_to_string(obj) for field in obj._meta.concrete_fields}
         return state_version(state)
 
+    def _version(self, request, obj) -> str:
+        """`obj`'s version, computed once per request (a digest's is its whole API detail). On a
+        save it is first asked for after ``get_object`` locked the row, and a save that is refused
+        changed nothing, so one value holds for the whole request."""
+        versions = request.__dict__.setdefault("_edit_versions", {})
+        key = (obj._meta.label_lower, obj.pk)
+        if key not in versions:
+            versions[key] = self.edit_version(obj)
+        return versions[key]
+
     def _may_edit(self, request, obj) -> bool:
         return obj is not None and self.has_change_permission(request, obj)
 
@@ -284,7 +340,10 @@ class EditConflictAdmin:
         if not self._may_edit(request, obj):
             return super().get_form(request, obj, **kwargs)
         base = kwargs.get("form", self.form)
-        kwargs["form"] = type(base.__name__, (OpenedAtForm, base), _opened_at_fields())
+        attrs = _opened_at_fields()
+        if request.method == "POST":
+            attrs["edit_version_now"] = self._version(request, obj)
+        kwargs["form"] = type(base.__name__, (OpenedAtForm, base), attrs)
         return super().get_form(request, obj, **kwargs)
 
     def get_fieldsets(self, request, obj=None):
@@ -315,7 +374,10 @@ class EditConflictAdmin:
             except ValidationError:
                 value = None
             if value is not None:
-                rows = self.model._base_manager.using(using).select_for_update().filter(**{field.name: value})
+                # FOR NO KEY UPDATE, as the project's other row locks (digests' lock_cited_references):
+                # it excludes other saves of the row but not inserts of rows that refer to it.
+                rows = (self.model._base_manager.using(using).select_for_update(no_key=True)
+                        .filter(**{field.name: value}))
                 list(rows.values_list("pk"))
         return super().get_object(request, object_id, from_field)
 
@@ -324,20 +386,21 @@ class EditConflictAdmin:
         if EDIT_BASE in form.fields and obj is not None:
             formsets = [inline.formset for inline in context.get("inline_admin_formsets", ())]
             if not form.is_bound:
-                form.initial[EDIT_VERSION] = self.edit_version(obj)
-                form.initial[EDIT_BASE] = sign(self._opened(form, formsets, obj))
+                form.initial[EDIT_VERSION] = self._version(request, obj)
+                form.initial[EDIT_BASE] = sign(self._opened(request, form, formsets, obj), obj)
             else:
                 self._show_conflicts(request, form, formsets, obj)
         return super().render_change_form(request, context, add, change, form_url, obj)
 
-    def _opened(self, form, formsets, obj) -> dict:
+    def _opened(self, request, form, formsets, obj) -> dict:
         rows = {formset.prefix: {str(row.instance.pk): form_state(row, row.instance) for row in formset.initial_forms}
                 for formset in formsets}
-        return {"v": self.edit_version(obj), "at": timezone.now().isoformat(), "f": form_state(form, obj), "i": rows}
+        return {"v": self._version(request, obj), "at": timezone.now().isoformat(), "f": form_state(form, obj),
+                "i": rows}
 
     def _show_conflicts(self, request, form, formsets, obj) -> None:
         """A save refused for conflicts: say who changed what, show both values, carry the new version."""
-        base = opened_base(form.data)
+        base = opened_base(form.data, obj)
         forms_ = [(form, None), *((row, formset.prefix) for formset in formsets for row in formset.initial_forms)]
         conflicted = [(row, prefix) for row, prefix in forms_ if row.is_bound and getattr(row, "edit_conflicts", ())]
         if not base or not conflicted:
@@ -353,7 +416,7 @@ class EditConflictAdmin:
                 panel.append((label, RESOLVE + row.add_prefix(name), row.edit_typed[name], shown(row.instance, name)))
         base["v"] = None  # a mixture of then and now, no one version
         data = form.data.copy()
-        data[EDIT_VERSION], data[EDIT_BASE] = self.edit_version(obj), sign(base)
+        data[EDIT_VERSION], data[EDIT_BASE] = self._version(request, obj), sign(base, obj)
         form.data = data
         form.fields[EDIT_PANEL].widget.conflicts = panel
         who = self.changed_by(obj, base.get("at"))
@@ -370,7 +433,7 @@ class EditConflictAdmin:
         merged += [f"the removal of {len(formset.rows_gone)} {formset.model._meta.verbose_name} row(s)"
                    for formset in formsets if getattr(formset, "rows_gone", None)]
         if change and merged:
-            base = opened_base(form.data) or {}
+            base = opened_base(form.data, form.instance) or {}
             self.message_user(request, f"This {form.instance._meta.verbose_name} had changed since you opened it "
                                        f"({self.changed_by(form.instance, base.get('at'))}). Kept their changes to: "
                                        f"{', '.join(str(m) for m in merged)}; saved yours on top.", messages.WARNING)
@@ -379,15 +442,17 @@ class EditConflictAdmin:
         """Who changed `obj` after `since` and when, from its revisions or else the admin's log."""
         after = datetime.datetime.fromisoformat(since) if since else None
         if reversion.is_registered(type(obj)):
-            versions = Version.objects.get_for_object(obj).select_related("revision__user")
-            changes = [(v.revision.user, v.revision.date_created) for v in versions
-                       if after is None or v.revision.date_created > after]
+            rows = Version.objects.get_for_object(obj).order_by("-revision__date_created")
+            rows = rows.filter(revision__date_created__gt=after) if after else rows
+            changes = [(v.revision.user, v.revision.date_created)
+                       for v in rows.select_related("revision__user")[:CHANGES_NAMED]]
         else:
-            entries = LogEntry.objects.filter(content_type=ContentType.objects.get_for_model(obj),
-                                              object_id=str(obj.pk)).select_related("user").order_by("-action_time")
-            changes = [(e.user, e.action_time) for e in entries if after is None or e.action_time > after]
+            rows = LogEntry.objects.filter(content_type=ContentType.objects.get_for_model(obj),
+                                           object_id=str(obj.pk)).order_by("-action_time")
+            rows = rows.filter(action_time__gt=after) if after else rows
+            changes = [(e.user, e.action_time) for e in rows.select_related("user")[:CHANGES_NAMED]]
         if not changes:
             return "it was changed by a process that records no author (ingestion or a script)"
         names = sorted({user.get_full_name() or user.get_username() if user else "someone" for user, _ in changes})
-        latest = max(when for _, when in changes)
+        latest = changes[0][1]  # newest first
         return f"{', '.join(names)} changed it, last at {timezone.localtime(latest):%Y-%m-%d %H:%M}"

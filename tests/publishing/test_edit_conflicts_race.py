@@ -64,3 +64,44 @@ def test_two_saves_at_once_cannot_both_pass_the_check(editor, publisher, admin_f
     assert sorted(results.values()) == [200, 302], results  # one saved, the other shown the conflict
     winner = next(name for name, code in results.items() if code == 302)
     assert Post.objects.get(pk=post.pk).title == f"Title by {winner}"
+
+
+def test_the_save_lock_lets_rows_referring_to_the_item_be_added(publisher, rf):
+    """The save's lock is FOR NO KEY UPDATE: inserting a row that refers to the item (which takes
+    FOR KEY SHARE on the item's row) does not wait for it, as it would for a plain FOR UPDATE."""
+    from django.contrib import admin
+    from django.db import OperationalError, transaction
+
+    from blog.models import PostAuthor
+
+    post = PostFactory(status=Status.DRAFT, published_at=None, authors=[AuthorFactory()])
+    dave = AuthorFactory(name="Dave")
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_save_lock():
+        try:
+            with transaction.atomic():
+                request = rf.post(change_url(post))
+                request.user = publisher
+                admin.site._registry[Post].get_object(request, str(post.pk))
+                locked.set()
+                release.wait(10)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_save_lock)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'")
+            try:
+                # bulk_create: no signal updates the post itself, which would rightly wait
+                PostAuthor.objects.bulk_create([PostAuthor(post=post, author=dave, position=1)])
+            except OperationalError as error:
+                pytest.fail(f"adding a byline row waited for the save's lock: {error}")
+    finally:
+        release.set()
+        holder.join(30)
+    assert PostAuthor.objects.filter(post=post, author=dave).exists()
