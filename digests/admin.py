@@ -237,7 +237,7 @@ class DigestAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, Wo
     inlines = [DigestReferenceInline, ActionItemInline, FAQEntryInline]
     actions = WorkflowAdmin.actions + ["add_default_faq"]  # ingestion/admin.py adds "regenerate"
     fieldsets = [
-        (None, {"fields": ["topic", "date", ("section", "label"), "headline", "slug", "byline"]}),
+        (None, {"fields": ["topic", "date", ("section", "label"), "headline", "slug", "byline", "disclosure"]}),
         ("Text", {"fields": ["summary", "body"],
                   "description": "Cite references by their number: [1] or [ref:1] (FAQ answers too)."}),
         ("Publication", {"fields": ["status", "published_at"]}),

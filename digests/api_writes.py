@@ -136,7 +136,7 @@ def save_digest(digest: Digest, payload: DigestIn, token: ApiToken, verb: str) -
     topic, slug, references, repositories = validate(digest, payload)
     with transaction.atomic(), reversion.create_revision():
         digest.topic, digest.slug = topic, slug
-        for name in ("date", "section", "label", "headline", "summary", "body", "byline"):
+        for name in ("date", "section", "label", "headline", "summary", "body", "byline", "disclosure"):
             setattr(digest, name, getattr(payload, name))
         digest.note_edit(token.user)  # the editorial record: created / last edited by the token's user
         if digest.pk is None:

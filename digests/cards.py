@@ -35,8 +35,8 @@ BATCH = 500
 #: Digests a worker locks and re-renders at a time after a rename (``refresh_after_rename``).
 RENAME_BATCH = 100
 
-DIGEST_VALUES = ["id", "slug", "headline", "summary", "summary_html", "section", "label", "byline", "date",
-                 "published_at", "updated_at", "topic__name", "topic__slug"]
+DIGEST_VALUES = ["id", "slug", "headline", "summary", "summary_html", "section", "label", "byline", "disclosure",
+                 "date", "published_at", "updated_at", "topic__name", "topic__slug"]
 CITATION_VALUES = ["digest_id", "number", "reference__kind", "reference__title", "reference__number",
                    "reference__url", "reference__repository__full_name", "reference__repository_id"]
 ACTION_VALUES = ["digest_id", "text", "priority", "repository__full_name", "repository_id"]
@@ -90,6 +90,19 @@ def meta_description(summary_html: str) -> str:
     return cut_at_word(plain_text(CITATION_LINK.sub("", summary_html)))
 
 
+def disclosure(text: str) -> str:
+    """The disclosure line under the byline, as the blog prints a post's (``includes/disclosure.html``, escaped)."""
+    text = text.strip()
+    shown = text[len("Disclosure."):].lstrip() if text.lower().startswith("disclosure.") else text
+    return render_to_string("includes/disclosure.html", {"post": {"disclosure": text, "disclosure_text": shown}})
+
+
+def _values(model) -> list[str]:
+    """``DIGEST_VALUES`` the (maybe historical) model has: a data migration older than a column renders without it."""
+    names = {field.name for field in model._meta.get_fields()}
+    return [name for name in DIGEST_VALUES if name.split("__", 1)[0] in names]
+
+
 def render(digest: dict, citations: list[dict], actions: list[dict], faq: list[dict]) -> dict[str, str]:
     """Every stored field of one digest, from its ``DIGEST_VALUES`` row and its children's rows."""
     day = date_format(digest["date"], "F j, Y")
@@ -110,11 +123,12 @@ def render(digest: dict, citations: list[dict], actions: list[dict], faq: list[d
     url = reverse("digests:detail", args=[digest["slug"]])
     topic = {"name": digest["topic__name"], "url": reverse("digests:topic", args=[digest["topic__slug"]])}
     byline = render_to_string("digests/parts/byline.html", {"digest": digest, "day": day, "topic": topic})
+    disclosed = disclosure(digest.get("disclosure", ""))  # the page's header and e-mails, not the listing card
     teaser = Truncator(description).words(TEASER_WORDS)
     return {
         "description": description,
         "meta_description": meta_description(digest["summary_html"]),
-        "byline_html": byline,
+        "byline_html": byline + disclosed,
         "card_html": render_to_string("digests/parts/card.html", {
             "kicker": kicker(digest["section"], digest["label"]), "url": url, "headline": digest["headline"],
             "byline": byline, "teaser": teaser,
@@ -158,7 +172,7 @@ def refresh(digests) -> int:
         actions = _rows(model, "action_items", batch, ACTION_VALUES, ["position", "id"])
         faq = _rows(model, "faq_entries", batch, FAQ_VALUES, ["position", "id"])
         updated = []
-        for row in model.objects.filter(id__in=batch).values(*DIGEST_VALUES):
+        for row in model.objects.filter(id__in=batch).values(*_values(model)):
             fields = render(row, citations[row["id"]], actions[row["id"]], faq[row["id"]])
             updated.append(model(id=row["id"], **fields))
         model.objects.bulk_update(updated, FIELDS)

@@ -155,6 +155,7 @@ class DigestListOut(Schema):
 
 
 class DigestOut(DigestListOut):
+    disclosure: str = Field(..., description="How it was written (set when a model drafts it); plain text.")
     body: str
     body_html: str
     created_at: datetime.datetime
@@ -192,6 +193,7 @@ class DigestIn(Schema):
     summary: text(50_000, min_length=1)
     body: text(200_000) = ""
     byline: text(100) = "RepoJournal"
+    disclosure: text(300) = ""
     slug: Slug | None = Field(None, description="Defaults to <topic>-<date>.")
     references: list[CitationIn] = Field(default_factory=list, max_length=500)
     action_items: list[ActionItemIn] = Field(default_factory=list, max_length=200)

@@ -188,6 +188,8 @@ def _refresh(digest: Digest, record: DigestDraft | None, result: DraftResult) ->
     """Rewrite the fields the editor has not changed since the last generation."""
     current = _snapshot(digest)
     fresh = _generate(digest, result)
+    if result.written is not None and result.written.fields is not None and not digest.disclosure.strip():
+        digest.disclosure = drafting_writer.DISCLOSURE  # the editor's own line, if any, is kept
     generated = {}
     for name in FIELDS:
         if name == "faq" and not fresh.get("faq"):  # built from the summary and action items as they now stand

@@ -23,7 +23,7 @@ from .topics import Repository, Topic
 
 #: A digest's columns a feed entry prints (``DigestQuerySet.with_feed_data``).
 FEED_DIGEST_FIELDS = ("topic__name", "topic__slug", "date", "headline", "slug", "summary_html", "body_html",
-                      "byline", "status", "published_at", "updated_at")
+                      "byline", "disclosure", "status", "published_at", "updated_at")
 
 
 class DigestQuerySet(PublishableQuerySet):
@@ -153,6 +153,8 @@ class Digest(PublishableModel):
     summary_html = models.TextField(blank=True, editable=False)
     body_html = models.TextField(blank=True, editable=False)
     byline = models.CharField(max_length=100, default="RepoJournal")
+    disclosure = models.CharField(max_length=300, blank=True, help_text="Optional line under the byline, in the feed "
+                                  "and the API: how it was drafted (the model writer fills it if blank). Plain text.")
     slug = models.SlugField(max_length=200, unique=True, help_text="Part of the digest's address.")
     # Rendered on write by digests.cards from this digest and its own children (kept true by the signals below).
     description = models.TextField(blank=True, editable=False, help_text="The summary as plain text.")
@@ -363,9 +365,8 @@ class ActionItem(models.Model):
     digest = models.ForeignKey(Digest, related_name="action_items", on_delete=models.CASCADE)
     position = models.PositiveSmallIntegerField(default=0)
     text = models.TextField()
-    repository = models.ForeignKey(
-        Repository, related_name="action_items", null=True, blank=True, on_delete=models.PROTECT
-    )
+    repository = models.ForeignKey(Repository, related_name="action_items", null=True, blank=True,
+                                   on_delete=models.PROTECT)
     priority = models.CharField(max_length=20, choices=Priority.choices, default=Priority.PLAN, db_index=True)
 
     class Meta:
