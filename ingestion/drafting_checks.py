@@ -9,8 +9,9 @@ the model was right:
 1. it cites at least one number, and only numbers of the day's references;
 2. every figure in it (``1.6x``, ``10-15%``, ``384x384``, ``v2``, ``2.4.1``, ``#186025``)
    appears in the title or description of a reference it cites;
-3. every ``owner/name`` it mentions is a repository of the topic, and an action
-   item's repository is that of a reference it cites;
+3. every ``owner/name`` it mentions is a repository of the topic (a code path it
+   quotes from a reference it cites aside, ``repositories_in``), and an action
+   item's repository is that of a reference it cites and of the topic;
 4. no link, URL, HTML, Markdown image or heading;
 5. lengths: headline at most 300 characters and uncited, 1-4 summary sentences, 5 action items.
 
@@ -144,20 +145,29 @@ def check_figures(text: str, numbers: list[int], sources: dict[int, Source]) -> 
     return ""
 
 
-def repositories_in(text: str, topic_repositories: set[str]) -> list[str]:
-    """``owner/name`` mentions; code paths aside: a file (``test/test_nn.py``) or a name with an underscore
-    (``torch/_inductor``, ``cond/while_loop``), unless it names a topic repository."""
-    found = []
+def repositories_in(text: str, topic_repositories: set[str], quoted: str = "") -> list[str]:
+    """``owner/name`` mentions, code paths aside.
+
+    A longer path (``torch/_higher_order_ops/cond``, ``./tools/setup.py``) never matches ``REPOSITORY``.
+    A two-part one shaped like code -- a file (``test/test_nn.py``) or a name with an underscore
+    (``torch/_inductor``, ``cond/while_loop``) -- is code only if ``quoted`` (the text of the references
+    it cites) has it word for word: by shape alone ``vercel/next.js``, ``ggml-org/llama.cpp`` and
+    ``someone/evil_pkg`` passed as code, and GitHub names look just like it.
+    """
+    found, quoted = [], quoted.lower()
     for match in REPOSITORY.finditer(text):
         name = match[0]
-        if name.lower() in topic_repositories or not (FILE_LIKE.search(name) or "_" in match[2]):
+        code = bool(FILE_LIKE.search(name) or "_" in match[2]) and re.search(
+            rf"(?<![\w./-]){re.escape(name.lower())}(?![\w/-])", quoted) is not None
+        if name.lower() in topic_repositories or not code:
             found.append(name)
     return found
 
 
-def check_repositories(text: str, topic_repositories: set[str]) -> str:
-    """Check 3 (mentions)."""
-    foreign = [name for name in repositories_in(text, topic_repositories) if name.lower() not in topic_repositories]
+def check_repositories(text: str, topic_repositories: set[str], quoted: str = "") -> str:
+    """Check 3 (mentions); ``quoted``: the cited references' text (``repositories_in``)."""
+    foreign = [name for name in repositories_in(text, topic_repositories, quoted)
+               if name.lower() not in topic_repositories]
     return f"mentions {', '.join(foreign)}, not a repository of the topic" if foreign else ""
 
 
@@ -171,8 +181,9 @@ def check_markup(text: str) -> str:
 
 def check_text(text: str, numbers: list[int], sources: dict[int, Source], topic_repositories: set[str]) -> str:
     """Checks 1-4 in order; the first failure's reason, or ""."""
+    quoted = "\n".join(sources[n].text for n in numbers if n in sources)
     return (check_citations(numbers, sources) or check_markup(text)
-            or check_repositories(text, topic_repositories) or check_figures(text, numbers, sources))
+            or check_repositories(text, topic_repositories, quoted) or check_figures(text, numbers, sources))
 
 
 def parse(data: dict) -> ModelDraft:
@@ -212,6 +223,8 @@ def check(draft: ModelDraft, sources: dict[int, Source], topic_repositories: set
         reason = check_text(item.text, numbers, sources, repositories)
         if not reason and item.repository.lower() not in {sources[n].repository.lower() for n in numbers}:
             reason = f"its repository {item.repository} is not that of a reference it cites"
+        if not reason and item.repository.lower() not in repositories:  # a citation from another topic's repository
+            reason = f"its repository {item.repository} is not a repository of the topic"
         if not reason and len(result.action_items) == ACTIONS_MAX:
             reason = f"at most {ACTIONS_MAX} action items"
         if reason:

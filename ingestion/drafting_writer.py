@@ -45,10 +45,6 @@ class Written:
         return "\n".join(lines)
 
 
-#: The disclosure line a model-drafted digest gets unless an editor wrote one (``Digest.disclosure``).
-DISCLOSURE = "Drafted by RepoJournal from the day's merged pull requests and reviewed by an editor."
-
-
 def sources(changes: list[Change]) -> dict[int, drafting_checks.Source]:
     """Each citation number's repository and words; a PR and its merge commit share theirs."""
     found = {}
@@ -104,7 +100,7 @@ def render(checked: drafting_checks.Checked, changes: list[Change], repositories
         "summary": " ".join(_with_citations(item.text, item.cites) for item in checked.summary),
         "body": "\n\n".join(body + ([also] if also else [])),
         "action_items": [[_plain(item.text), repositories[item.repository.lower()], item.priority]
-                         for item in checked.action_items],
+                         for item in checked.action_items if item.repository.lower() in repositories],
         "faq": [[_plain(entry.question), _plain(entry.answer)] for entry in checked.faq],
     }
 

@@ -159,4 +159,34 @@ def test_a_figure_is_checked_against_the_references_cited_only():
 
 def test_code_paths_are_not_repository_mentions():
     text = "Refactor test/test_nn.py and torch/_inductor for cond/while_loop; see pytorch/pytorch and evil/fork"
-    assert repositories_in(text, {"pytorch/pytorch"}) == ["pytorch/pytorch", "evil/fork"]
+    quoted = "Touches test/test_nn.py and torch/_inductor; repros of cond/while_loop branches work."
+    assert repositories_in(text, {"pytorch/pytorch"}, quoted) == ["pytorch/pytorch", "evil/fork"]
+    longer = "Moved torch/_higher_order_ops/cond/while_loop and ./tools/setup.py"  # a path, quoted or not
+    assert repositories_in(longer, {"pytorch/pytorch"}) == []
+
+
+def test_a_repository_shaped_like_code_is_a_mention_unless_a_cited_reference_has_it():
+    text = "Works with vercel/next.js, ggml-org/llama.cpp and someone/evil_pkg; see cond/while_loop"
+    assert repositories_in(text, {"pytorch/pytorch"}) == [
+        "vercel/next.js", "ggml-org/llama.cpp", "someone/evil_pkg", "cond/while_loop"]
+    assert repositories_in(text, {"pytorch/pytorch"}, "Fixes cond/while_loop; see next.js and evil_pkg") == [
+        "vercel/next.js", "ggml-org/llama.cpp", "someone/evil_pkg"]
+    assert repositories_in(text, set(), "cond/while_loopy and ggml-org/llama.cpp") == [
+        "vercel/next.js", "someone/evil_pkg", "cond/while_loop"]
+
+
+def test_an_action_item_for_a_cited_repository_outside_the_topic_is_dropped_not_a_crash(model_server):
+    """A citation from a repository since moved to another topic: its action item once raised KeyError in render."""
+    from digests.factories import TopicFactory
+    from digests.models import Repository
+
+    topic = make_day()
+    answer(model_server, GOOD)
+    draft_digest(topic, DAY)
+    Repository.objects.filter(full_name="pytorch/vision").update(topic=TopicFactory(slug="vision"))
+    answer(model_server, GOOD)
+    result = draft_digest(topic, DAY)
+    record = DigestDraft.objects.get(digest=result.digest)
+    assert record.writer == DigestDraft.Writer.MODEL and [item["reason"] for item in record.dropped] == [
+        "its repository pytorch/vision is not a repository of the topic"]
+    assert not Digest.objects.get(pk=result.digest.pk).action_items.exists()
