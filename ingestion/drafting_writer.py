@@ -45,6 +45,10 @@ class Written:
         return "\n".join(lines)
 
 
+#: The disclosure line a model-drafted digest gets unless an editor wrote one (``Digest.disclosure``).
+DISCLOSURE = "Drafted by RepoJournal from the day's merged pull requests and reviewed by an editor."
+
+
 def sources(changes: list[Change]) -> dict[int, drafting_checks.Source]:
     """Each citation number's repository and words; a PR and its merge commit share theirs."""
     found = {}
