@@ -39,6 +39,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="Only the admin side by side at the full archive and a tenth (both generated), as JSON.")
     parser.add_argument("--only-renames", action="store_true",
                         help="Only the busiest author's rename in the admin, at a tenth and the full archive, as JSON.")
+    parser.add_argument("--only-drafting", action="store_true",
+                        help="Only the model writer's own time on a 50-, 200- and 500-change day, as JSON.")
+    parser.add_argument("--drafting-sizes", type=lambda text: tuple(int(n) for n in text.split(",")),
+                        help="Day sizes (changes) of the drafting phase, comma-separated (50,200,500).")
     parser.add_argument("--output", type=Path, help="Where to write results JSON.")
     parser.add_argument("--docs", type=Path, help="Markdown file to update (default docs/benchmarks.md; not in quick).")
     return parser.parse_args(argv)
@@ -53,7 +57,7 @@ def configure(args: argparse.Namespace):
                  "warmup_seconds": args.warmup, "edge_publishes": args.edge_publishes,
                  "edge_failover_seconds": args.edge_failover_seconds,
                  "replica_deliveries": args.replica_deliveries, "replica_writes": args.replica_writes,
-                 "newsletter_subscribers": args.newsletter_subscribers}
+                 "newsletter_subscribers": args.newsletter_subscribers, "drafting_sizes": args.drafting_sizes}
     for name, value in overrides.items():
         if value is not None:
             setattr(config, name, value)
@@ -115,6 +119,13 @@ def main(argv: list[str] | None = None) -> int:
 
         measured = run_renames_only(config)
         print(json.dumps({"scales": measured, "checks": checks(measured)}, indent=1))
+        return 0  # a bar missed is a finding, as in the full run
+    if args.only_drafting:
+        from .drafting import checks
+        from .run import run_drafting_only
+
+        measured = run_drafting_only(config)
+        print(json.dumps({**measured, "checks": checks(measured)}, indent=1))
         return 0  # a bar missed is a finding, as in the full run
     results = report.build(run(config), quick=args.quick)
     default_output = Path(tempfile.gettempdir()) / "repojournal-bench-quick.json" if args.quick else (

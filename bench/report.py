@@ -13,7 +13,7 @@ from pathlib import Path
 from django.core.cache import caches
 from django.db import connection
 
-from . import renames, side_by_side
+from . import drafting, renames, side_by_side
 
 BARS = {("page", "cold"): 0.10, ("page", "warm"): 0.70, ("feed", "warm"): 0.70, ("page", "warm-redis"): 0.70,
         ("feed", "warm-redis"): 0.70, ("api", "none"): 0.15,
@@ -197,8 +197,10 @@ def build(raw: dict, *, quick: bool) -> dict:
         "renames": [{"scale_factor": scale["factor"], **scale["renames"]} for scale in scales if scale.get("renames")],
         "checks": checks(main["targets"], raw["ingestion"]) + side_by_side.checks(raw.get("admin_side_by_side"))
         + renames.checks(scales)
-        + edge_checks(raw.get("edge")) + replica_checks(raw.get("replicas")) + newsletter_checks(raw.get("newsletters")),
+        + edge_checks(raw.get("edge")) + replica_checks(raw.get("replicas")) + newsletter_checks(raw.get("newsletters"))
+        + (drafting.checks(raw["drafting"]) if raw.get("drafting") else []),
         "edge": raw.get("edge"), "replicas": raw.get("replicas"), "newsletters": raw.get("newsletters"),
+        "drafting": raw.get("drafting"),
     }
 
 
@@ -246,6 +248,7 @@ def generated_section(results: dict, chart_name: str) -> str:
         "**Edge (Varnish, bench/edge.py):** " + edge_text(results.get("edge")),
         "**Read replicas (bench/replicas.py):** " + replicas_text(results.get("replicas")),
         "**Newsletters (bench/newsletters.py):** " + newsletters_text(results.get("newsletters")),
+        "**Drafting with a model that answers at once (bench/drafting.py):** " + drafting_text(results.get("drafting")),
         "### The issue's targets, judged on this run\n\n" + checks_table(results),
     ])
 
@@ -255,6 +258,15 @@ def renames_text(measured: list[dict] | None) -> str:
         return "not run."
     return "; ".join(f"×{m['scale_factor']}: {m['author_posts']:,} posts, save p50 {m['save_p50_ms']} ms "
                      f"(max {m['save_max_ms']} ms of {m['renames']}, {m['queries']} queries)" for m in measured) + "."
+
+
+def drafting_text(measured: dict | None) -> str:
+    """The model writer's own time (prompt, checks, saving; the model's wait excluded) per day size."""
+    if not measured:
+        return "not run."
+    return "; ".join(f"{m['changes']} changes: writer {m['writer_ms']} ms ({m['writer_ms_per_change']} ms a change; "
+                     f"model call {m['model_ms']} ms)" for m in measured["sizes"]) + (
+        f"; per change, largest day ÷ smallest ×{measured['growth']}." if measured["growth"] is not None else ".")
 
 
 def _kb(count: int) -> str:

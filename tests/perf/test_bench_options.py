@@ -98,3 +98,26 @@ def test_a_side_by_side_change_is_the_median_of_each_rounds_pair():
     assert [(check["check"], check["ok"]) for check in judged] == [
         ("admin posts (none) throughput tenth -> full scale", True),
         ("admin posts (none) throughput tenth -> full scale", False)]
+
+
+def test_the_drafting_phase_runs_alone_with_its_sizes():
+    assert parse(["--only-drafting"]).only_drafting and not parse([]).only_drafting
+    assert configure(parse(["--drafting-sizes", "3,9"])).drafting_sizes == (3, 9)
+    assert configure(parse([])).drafting_sizes == (50, 200, 500)
+
+
+@pytest.mark.django_db
+def test_the_drafting_phase_measures_the_writer_against_a_local_model_server():
+    """Tiny days, against bench/drafting.py's own server: every size drafted by the model whole, then cleaned up."""
+    from bench import drafting
+    from digests.models import Digest, Topic
+
+    measured = drafting.measure(sizes=(3, 6), rounds=2)  # two days of each size: their numbers do not collide
+    assert [size["changes"] for size in measured["sizes"]] == [3, 6]
+    assert all(size["writer_ms"] > 0 and size["model_ms"] > 0 for size in measured["sizes"])
+    assert measured["growth"] == round(measured["sizes"][1]["writer_ms_per_change"]
+                                       / measured["sizes"][0]["writer_ms_per_change"], 2)
+    assert [check["check"] for check in drafting.checks(measured)] == [
+        "model writer's own time per change, 6 vs 3 changes"]
+    assert "3 changes: writer" in report.drafting_text(measured)
+    assert not Topic.objects.filter(slug="bench-drafting").exists() and not Digest.objects.exists()
