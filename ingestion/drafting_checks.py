@@ -13,7 +13,8 @@ the model was right:
    quotes from a reference it cites aside, ``repositories_in``), and an action
    item's repository is that of a reference it cites and of the topic;
 4. no link, URL, HTML, Markdown image or heading;
-5. lengths: headline at most 300 characters and uncited, 1-4 summary sentences, 5 action items.
+5. lengths: headline at most 300 characters and uncited, 1-4 summary items of one sentence each
+   (``sentences``), 5 action items.
 
 The headline must pass 3-5; ``Checked.fallback`` says why the rule-based writer
 must write the draft instead (check 6), which ``drafting`` acts on.
@@ -43,6 +44,9 @@ FIGURE = re.compile(
 REPOSITORY = re.compile(r"(?<![\w./-])([A-Za-z0-9][A-Za-z0-9-]*)/([A-Za-z0-9._-]*[A-Za-z0-9_-])(?![\w/-])")
 FILE_LIKE = re.compile(r"\.(?:py|pyi|cpp|cc|c|h|hpp|cu|cuh|md|rst|txt|yml|yaml|json|toml|cfg|ini|sh|js|ts|rs|go)$",
                        re.IGNORECASE)
+#: A sentence ends at . ! or ? (then any closing quotes, brackets and citations) before space and a capital or digit.
+SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?:\s*\[(?:ref:)?\d+\])*\s+(?=[\"'(]?[A-Z0-9])")
+ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "no", "fig", "mr", "ms", "dr", "st"}
 MARKUP = [
     (re.compile(r"https?://|ftp://|www\.\w", re.IGNORECASE), "a link or URL"),
     (re.compile(r"!\[[^\]]*\]\("), "a Markdown image"),
@@ -126,6 +130,21 @@ def _figure(text: str) -> str:
 
 def figures(text: str) -> set[str]:
     return {_figure(match[0]) for match in FIGURE.finditer(CITATION.sub(" ", text))}
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences: not inside ``v2.4.1`` or ``1.6x`` (no space after the dot), nor after
+    an abbreviation (``e.g.``, ``etc.``) or an initial (``J.``)."""
+    found, start = [], 0
+    for match in SENTENCE_END.finditer(text):
+        before = text[start:match.start()].split()
+        word = before[-1].lstrip("(\"'").lower() if before else ""
+        if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+            continue
+        found.append(text[start:match.end()].strip())
+        start = match.end()
+    rest = text[start:].strip()
+    return found + ([rest] if rest else [])
 
 
 def check_citations(numbers: list[int], sources: dict[int, Source]) -> str:
@@ -212,6 +231,8 @@ def check(draft: ModelDraft, sources: dict[int, Source], topic_repositories: set
     for part in ("summary", "body"):
         for item in getattr(draft, part):
             reason = check_text(item.text, numbers_in(item.text, item.cites), sources, repositories)
+            if not reason and part == "summary" and len(sentences(item.text)) > 1:
+                reason = f"holds {len(sentences(item.text))} sentences; a summary item is one sentence"
             if not reason and part == "summary" and len(result.summary) == SUMMARY_MAX:
                 reason = f"the summary has at most {SUMMARY_MAX} sentences"
             if reason:
@@ -233,8 +254,9 @@ def check(draft: ModelDraft, sources: dict[int, Source], topic_repositories: set
             result.action_items.append(item)
     for entry in draft.faq:
         numbers = numbers_in(entry.answer, entry.cites)
+        quoted = "\n".join(sources[n].text for n in numbers if n in sources)
         reason = check_text(entry.answer, numbers, sources, repositories) or check_markup(entry.question) or (
-            check_repositories(entry.question, repositories))
+            check_repositories(entry.question, repositories, quoted)) or check_figures(entry.question, numbers, sources)
         if reason:
             result.drop("FAQ", f"{entry.question} — {entry.answer}", reason)
         else:

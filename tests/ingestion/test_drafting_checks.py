@@ -7,7 +7,7 @@ import pytest
 
 from digests.models import Digest
 from ingestion.drafting import draft_digest
-from ingestion.drafting_checks import FIGURE, check_figures, figures, repositories_in, Source
+from ingestion.drafting_checks import FIGURE, Source, check_figures, figures, repositories_in, sentences
 from ingestion.models import DigestDraft
 
 from .drafting_day import DAY, GOOD, good, make_day, with_part
@@ -56,7 +56,23 @@ BAD = [
     ("body", {"text": "Matmul is [faster](javascript:alert(1)).", "cites": [1]}, "contains a Markdown link"),
     ("faq", {"question": "Where?", "answer": "See www.example.com for details.", "cites": [1]},
      "contains a link or URL"),
+    # 2. figures in an FAQ question, against its answer's cites
+    ("faq", {"question": "Why is matmul 3x faster?", "answer": "Its inputs are tiled.", "cites": [1]},
+     "the figure “3x” is in none of the references it cites"),
+    # 5. a summary item is one sentence
+    ("summary", {"text": "Matmul on MPS got 2x faster [1]. Vision fixed a crash in resize.", "cites": [3]},
+     "holds 2 sentences; a summary item is one sentence"),
 ]
+
+
+@pytest.mark.parametrize("text, count", [
+    ("PyTorch 2.4.1 makes matmul 1.6x faster, e.g. on MPS, vs. CPU etc. for 384x384 [1].", 1),
+    ("Released v2.4.1. It fixes resize.", 2),
+    ("Matmul is 2x faster [1]. Resize works (finally)! Does it? Yes [3].", 4),
+    ("The fix by J. Smith lands in torch.compile.", 1),
+])
+def test_sentences(text, count):
+    assert len(sentences(text)) == count
 
 
 @pytest.mark.parametrize("part, item, reason", BAD, ids=[reason for _part, _item, reason in BAD])
