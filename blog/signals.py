@@ -47,10 +47,16 @@ def _remember_shown(sender, instance, raw=False, **kwargs) -> None:
         instance._cards_shown_before = sender.objects.filter(pk=instance.pk).values_list(*SHOWN[sender]).first()
 
 
+def shown_changed(sender, instance) -> bool:
+    """After a save of an existing author or tag: whether what posts show of it changed (``outbound``
+    asks this too, so each save reads the row once)."""
+    before = getattr(instance, "_cards_shown_before", None)
+    return before is not None and before != tuple(getattr(instance, name) for name in SHOWN[sender])
+
+
 def _posts_of_renamed(sender, instance, created=False, raw=False, **kwargs) -> None:
     """A renamed author (their posts' cards and og:image bylines) or tag: a worker re-renders the posts."""
-    before = getattr(instance, "_cards_shown_before", None)
-    if raw or created or before is None or before == tuple(getattr(instance, name) for name in SHOWN[sender]):
+    if raw or created or not shown_changed(sender, instance):
         return
     rerenders.record(PostRerender, "author" if sender is Author else "tag", instance.pk, rerender)
 

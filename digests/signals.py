@@ -43,11 +43,17 @@ def _remember_shown(sender, instance, raw=False, **kwargs):
         instance._shown_before = sender.objects.filter(pk=instance.pk).values_list(*SHOWN[sender]).first()
 
 
+def shown_changed(sender, instance) -> bool:
+    """After a save of an existing topic or repository: whether what digests show of it changed
+    (``outbound`` asks this too, so each save reads the row once)."""
+    before = getattr(instance, "_shown_before", None)
+    return before is not None and before != tuple(getattr(instance, name) for name in SHOWN[sender])
+
+
 def _refresh_if_shown_changed(sender, instance, raw=False, created=False, **kwargs):
     """A renamed topic or repository: its digests (hundreds, thousands; not for a description edit) are
     re-rendered by a worker after the commit (``digests.tasks.rerender``, ``publishing.rerenders``)."""
-    before = getattr(instance, "_shown_before", None)
-    if raw or created or before is None or before == tuple(getattr(instance, name) for name in SHOWN[sender]):
+    if raw or created or not shown_changed(sender, instance):
         return
     rerenders.record(DigestRerender, "topic" if sender is Topic else "repository", instance.pk, rerender)
 

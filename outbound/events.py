@@ -17,7 +17,9 @@ announced by a worker after the commit, which compares with what subscribers wer
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 from taggit.models import Tag
 
+from blog import signals as blog_signals
 from blog.models import Author, Post, PostAuthor, TaggedPost
+from digests import signals as digests_signals
 from digests.models import Digest, Repository, Topic
 from publishing.signals import content_changed
 from publishing.transactions import OnCommit, pending_callback, register_callback
@@ -26,8 +28,6 @@ from . import outbox
 from .announcing import SUBJECT_OF, current_json
 from .models import Endpoint
 
-#: What the digests' JSON shows of a topic and of a repository: a change records every digest showing it.
-SHOWN_BY_DIGESTS = {Topic: ("name", "slug"), Repository: ("full_name",)}
 #: Where the open transaction's ``Announcements`` are kept on the connection (``publishing.transactions``).
 PENDING = "outbound_pending_announcements"
 
@@ -45,8 +45,7 @@ def connect_signals() -> None:
     m2m_changed.connect(on_post_tags, sender=Post.tags.through, dispatch_uid="outbound-post-tags")
     post_save.connect(on_author_or_tag, sender=Author, dispatch_uid="outbound-author")
     post_save.connect(on_author_or_tag, sender=Tag, dispatch_uid="outbound-tag")
-    for model in SHOWN_BY_DIGESTS:
-        pre_save.connect(remember_shown_names, sender=model, dispatch_uid=f"outbound-pre-{model.__name__}")
+    for model in (Topic, Repository):
         post_save.connect(on_topic_or_repository, sender=model, dispatch_uid=f"outbound-{model.__name__}")
 
 
@@ -92,56 +91,50 @@ def announce_shown(model, items) -> None:
     """
     if not listening():
         return
-    subject = SUBJECT_OF[model]
-    pending = pending_callback(PENDING)
-    if isinstance(items, (list, tuple, set)):
-        items = [pk for pk in items if pending is None or (subject, pk) not in pending.items]
-        if not items:
-            return
-    recorded(outbox.record_published(subject, items))
+    if isinstance(items, (list, tuple, set)) and not items:
+        return
+    recorded(outbox.record_published(SUBJECT_OF[model], items))
 
 
 def announce_after_commit(items: dict[tuple[str, int], bool]) -> None:
-    """Record these saved (subject, pk) items as owed an announcement, each once per transaction. The
-    value: whether the item was public before the save (the transaction's first save of it decides)."""
-    pending = pending_callback(PENDING)
-    if pending is not None:
-        items = {item: was_public for item, was_public in items.items() if not pending.saved.get(item)}
+    """Record these saved (subject, pk) items as owed an announcement. The value: whether the item
+    was public before the save (of several saves in one transaction, the first row's answer decides:
+    ``outbox.was_public``).
+
+    Every write records its own row, even for an item this transaction recorded already: the
+    worker announces an item once whatever its number of rows (``outbox.announce_owed`` reads and
+    deletes them all). Remembering in memory what was recorded lost events: a row written in a
+    savepoint that was rolled back is gone, and a later save of the item in the same transaction
+    then recorded nothing.
+    """
     if items:
-        recorded(outbox.record(items), saved=True)
+        recorded(outbox.record(items))
 
 
-def recorded(rows: list[tuple[int, tuple[str, int]]], saved: bool = False) -> None:
+def recorded(rows: list[tuple[int, tuple[str, int]]]) -> None:
     """Queue the worker for these rows once the transaction commits (at once outside one)."""
     if not rows:
         return
     pending = pending_callback(PENDING)
     if pending is None:
-        register_callback(PENDING, Announcements(rows, saved), robust=True)
+        register_callback(PENDING, Announcements(rows), robust=True)
     else:
-        pending.add(rows, saved)
+        pending.add(rows)
 
 
 class Announcements(OnCommit):
     """This transaction's rows owed an announcement: on commit, their worker is queued (``outbox.queue``).
 
-    A post saved with its byline and tags, or a digest given twenty citations in one save, is one
-    row and one comparison."""
+    A post saved with its byline and tags, or a digest given twenty citations in one save, is
+    several rows but one comparison: the worker takes each item once with all its rows. Ids of rows
+    a rolled-back savepoint removed are harmless: the worker finds nothing for them."""
 
-    def __init__(self, rows: list[tuple[int, tuple[str, int]]], saved: bool = False):
+    def __init__(self, rows: list[tuple[int, tuple[str, int]]]):
         self.ids: list[int] = []
-        #: item -> whether a save of the item recorded it (else only a change to what it shows)
-        self.saved: dict[tuple[str, int], bool] = {}
-        self.add(rows, saved)
+        self.add(rows)
 
-    @property
-    def items(self):
-        return self.saved.keys()
-
-    def add(self, rows: list[tuple[int, tuple[str, int]]], saved: bool) -> None:
-        for row_id, item in rows:
-            self.ids.append(row_id)
-            self.saved[item] = self.saved.get(item, False) or saved
+    def add(self, rows: list[tuple[int, tuple[str, int]]]) -> None:
+        self.ids.extend(row_id for row_id, _ in rows)
 
     def run(self) -> None:
         outbox.queue(self.ids)
@@ -170,24 +163,20 @@ def on_post_tags(sender, instance, action, reverse=False, pk_set=None, **kwargs)
 
 
 def on_author_or_tag(sender, instance, raw=False, created=False, **kwargs) -> None:
-    """A renamed author (or new handle) or tag shows in every post of theirs."""
-    if raw or created:
+    """A renamed author (or new handle or slug) or tag shows in every post of theirs; a bio edit shows in
+    none. What posts show of it is noted before the save by ``blog.signals`` (one snapshot for both apps)."""
+    if raw or created or not blog_signals.shown_changed(sender, instance):
         return
     posts = instance.posts.all() if sender is Author else Post.objects.filter(tagged_items__tag=instance)
     announce_shown(Post, posts.values("pk"))
 
 
-def remember_shown_names(sender, instance, raw=False, **kwargs) -> None:
-    """Before a topic or repository is saved: what digests show of it (a poll saving a repository changes none)."""
-    if not raw and instance.pk and listening():
-        instance._outbound_shown = sender.objects.filter(pk=instance.pk).values_list(*SHOWN_BY_DIGESTS[sender]).first()
-
-
 def on_topic_or_repository(sender, instance, raw=False, created=False, **kwargs) -> None:
     """A renamed topic or repository shows in every digest of it or citing it: recorded here, whoever
-    re-renders the digests' stored parts and when (``digests.signals``: a worker), as the JSON reads it live."""
-    before = getattr(instance, "_outbound_shown", None)
-    if raw or created or before is None or before == tuple(getattr(instance, f) for f in SHOWN_BY_DIGESTS[sender]):
+    re-renders the digests' stored parts and when (``digests.signals``: a worker), as the JSON reads it live.
+    What digests show of it is noted before the save by ``digests.signals`` (a poll saving a repository
+    changes none)."""
+    if raw or created or not digests_signals.shown_changed(sender, instance):
         return
     digests = instance.digests.all() if sender is Topic else Digest.objects.filter(repository_links__repository=instance)
     announce_shown(Digest, digests.values("pk"))

@@ -4,6 +4,7 @@ A writer that dies after its commit, or a broker away at that moment, leaves the
 announces them. The writing request only records (one ``INSERT … SELECT`` for an author's posts),
 and the worker builds and compares the JSON.
 """
+import contextlib
 import threading
 from datetime import timedelta
 
@@ -17,6 +18,7 @@ from digests.factories import DigestReferenceFactory, ReferenceFactory
 from outbound import announcing, delivery, outbox
 from outbound.models import Announcement, Endpoint, Message
 from outbound.tasks import sweep_announcements
+from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
 
@@ -128,3 +130,40 @@ def test_two_workers_at_once_announce_an_item_once(queued, lost, receiver):
         thread.join(timeout=60)
     assert sorted(results) == [0, 1]
     assert said() == [("digest.updated", digest.pk)]
+
+
+def test_a_save_after_a_rolled_back_savepoint_of_the_same_item_is_still_announced(
+        endpoint, queued, django_capture_on_commit_callbacks):
+    """The row a rolled-back savepoint wrote is gone: the next save of the item writes its own.
+
+    A record in memory of what the transaction had recorded outlived the rollback, so publishing
+    the post later in the same transaction wrote no row and ``post.published`` was never sent.
+    """
+    with django_capture_on_commit_callbacks(execute=True):
+        other = PostFactory(status=Status.DRAFT, published_at=None)
+        post = PostFactory(status=Status.DRAFT, published_at=None)
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        other.title = "Still a draft"
+        other.save()
+        with contextlib.suppress(RuntimeError), transaction.atomic():
+            post.title = "Never saved"
+            post.save()
+            raise RuntimeError
+        post.status, post.published_at = Status.PUBLISHED, timezone.now()
+        post.save()
+        assert Announcement.objects.filter(subject_type="post", subject_id=post.pk).count() == 1
+    assert said() == [("post.published", post.pk)]
+    assert not Announcement.objects.exists()
+
+
+def test_an_item_saved_several_times_in_a_transaction_is_announced_once(endpoint, queued,
+                                                                      django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        post = PostFactory(status=Status.DRAFT, published_at=None)
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        post.status, post.published_at = Status.PUBLISHED, timezone.now()
+        post.save()
+        post.title = "Retitled before the commit"
+        post.save()
+    assert said() == [("post.published", post.pk)]  # the first save's row decides: it was a draft
+    assert not Announcement.objects.exists()

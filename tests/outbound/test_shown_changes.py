@@ -9,11 +9,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from blog.factories import AuthorFactory, PostFactory
-from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory, RepositoryFactory
-from digests.models import DigestRerender
+from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFactory, RepositoryFactory, TopicFactory
+from digests.models import DigestRerender, Topic
 from digests.tasks import rerender
 from edge.models import Purge
-from outbound.models import Message
+from outbound.models import Announcement, Message
 from publishing.workflow import Status
 
 pytestmark = pytest.mark.django_db
@@ -144,3 +144,33 @@ def test_a_post_saved_with_its_byline_and_tags_is_compared_once(endpoint, queued
         post = PostFactory(authors=[AuthorFactory(), AuthorFactory()], tags=["python", "rust", "cuda"])
     assert messages() == [("post.published", post.pk)]
     assert compared == [post.pk]  # the post's save, two bylines and three tags: one comparison at the commit
+
+
+def test_an_author_edit_posts_do_not_show_records_nothing(endpoint, queued, django_capture_on_commit_callbacks):
+    """Posts show an author's name, handle and slug: editing the bio of an author with 2,000 posts
+    recorded 2,000 announcements for nothing."""
+    ada = AuthorFactory(name="Ada", handle="ada")
+    with django_capture_on_commit_callbacks(execute=True):
+        PostFactory(authors=[ada])
+    Announcement.objects.all().delete()
+    ada.bio = "Wrote the first program."
+    ada.save()
+    assert not Announcement.objects.exists()
+    ada.name = "Ada Lovelace"
+    ada.save()
+    assert Announcement.objects.filter(subject_type="post").count() == 1
+
+
+def test_a_topic_save_reads_what_digests_show_of_it_once(endpoint, queued, django_capture_on_commit_callbacks):
+    """One snapshot before the save (``digests.signals``) serves the re-render and the announcement."""
+    topic = TopicFactory(name="Compilers")
+    with django_capture_on_commit_callbacks(execute=True):
+        DigestFactory(topic=topic)
+    Announcement.objects.all().delete()
+    table = connection.ops.quote_name(Topic._meta.db_table)
+    with CaptureQueriesContext(connection) as queries:
+        topic.name = "Compilers and linkers"
+        topic.save()
+    reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith(f"SELECT {table}.")]
+    assert len(reads) == 1, reads
+    assert Announcement.objects.filter(subject_type="digest").count() == 1
