@@ -18,7 +18,7 @@ from taggit.models import Tag
 from blog import cards, tasks
 from blog.factories import AuthorFactory, PostFactory
 from blog.models import Author, Post, PostCard, PostRerender
-from publishing import rerenders, social_cards
+from publishing import queues, rerenders, social_cards
 from publishing.signals import content_changed
 from tests.rerenders import run_rerenders
 from tests.site.helpers import visible_text
@@ -128,7 +128,7 @@ def test_a_rename_whose_task_was_lost_is_queued_again_by_the_sweep():
     author.save()  # in the test's transaction: the task queued after the commit is never sent
     row = PostRerender.objects.get()
     queued = []
-    with mock.patch.object(tasks.rerender, "delay", side_effect=queued.append):
+    with mock.patch.object(tasks.rerender, "apply_async", lambda args, **options: queued.extend(args)):
         tasks.sweep_social_cards()
         assert queued == []  # too recent: its own task may still come
         rerenders.sweep(PostRerender, tasks.rerender, now=timezone.now() + rerenders.SWEEP_AFTER * 2)
@@ -139,3 +139,55 @@ def test_a_rename_whose_task_was_lost_is_queued_again_by_the_sweep():
     PostRerender.objects.filter(pk=row.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
     assert tasks.rerender(row.pk)  # a lease run out (its worker died): run again
     assert {post.authors_tags["authors"][0]["name"] for post in Post.objects.all()} == {"Ada Lovelace"}
+
+
+def test_the_sweep_leaves_a_row_whose_task_still_waits_in_the_queue(monkeypatch, django_capture_on_commit_callbacks):
+    """A backlog is not a lost task: the sweep sends no copy of a task still waiting (``publishing.queues``)."""
+    sent = []
+    monkeypatch.setattr(tasks.rerender, "apply_async", lambda args, **options: sent.append((args, options)))
+    author = archive(1)
+    with django_capture_on_commit_callbacks(execute=True):
+        author.name = "Ada Lovelace"
+        author.save()
+    row = PostRerender.objects.get()
+    [(args, options)] = sent
+    assert args == (row.pk,) and options["task_id"].startswith(f"postrerender:{row.pk}:")  # an id naming its row
+
+    later = timezone.now() + rerenders.SWEEP_AFTER * 2
+    asked = []
+    monkeypatch.setattr(queues, "waiting", lambda app, kind: asked.append(kind) or {str(row.pk)})
+    assert rerenders.sweep(PostRerender, tasks.rerender, now=later) == 0  # still waiting: no copy
+    assert asked == ["postrerender"] and len(sent) == 1
+    monkeypatch.setattr(queues, "waiting", lambda app, kind: set())  # the message was lost
+    assert rerenders.sweep(PostRerender, tasks.rerender, now=later) == 1
+    assert sent[1][0] == (row.pk,) and sent[1][1]["task_id"].startswith(f"postrerender:{row.pk}:")
+    monkeypatch.setattr(queues, "waiting", lambda app, kind: None)  # the broker cannot say: queue it
+    assert rerenders.sweep(PostRerender, tasks.rerender, now=later) == 1
+
+
+def test_a_rerender_that_always_fails_is_given_up_after_the_cap_and_kept(monkeypatch, caplog):
+    """Retried lease after lease forever, it now stops with an error an operator sees, and its row stays."""
+    author = archive(1)
+    author.name = "Ada Lovelace"
+    author.save()
+    row = PostRerender.objects.get()
+
+    def broken(pk, claim):
+        raise RuntimeError("the card renderer is broken")
+
+    monkeypatch.setitem(tasks.RERENDERS, "author", broken)
+    monkeypatch.setattr(tasks.rerender, "apply_async", lambda args, **options: None)
+    monkeypatch.setattr(queues, "waiting", lambda app, kind: set())
+    for attempt in range(1, rerenders.MAX_ATTEMPTS + 1):
+        PostRerender.objects.filter(pk=row.pk).update(claimed_until=None)  # its lease ran out
+        assert rerenders.sweep(PostRerender, tasks.rerender, now=timezone.now() + rerenders.SWEEP_AFTER * 2) == 1
+        with pytest.raises(RuntimeError), caplog.at_level("ERROR", logger="publishing.rerenders"):
+            tasks.rerender(row.pk)
+        assert PostRerender.objects.get(pk=row.pk).attempts == attempt
+    [given_up] = [record for record in caplog.records if record.levelname == "ERROR"]
+    assert f"after {rerenders.MAX_ATTEMPTS} failed attempts" in given_up.getMessage()
+
+    PostRerender.objects.filter(pk=row.pk).update(claimed_until=None)
+    assert rerenders.sweep(PostRerender, tasks.rerender, now=timezone.now() + rerenders.SWEEP_AFTER * 2) == 0
+    assert not tasks.rerender(row.pk)  # a stray task runs it no more
+    assert PostRerender.objects.filter(pk=row.pk, attempts=rerenders.MAX_ATTEMPTS).exists()  # kept, for an operator

@@ -98,7 +98,7 @@ def test_a_rename_whose_task_was_lost_is_queued_again_by_the_sweep():
     topic.save()  # in the test's transaction: the task queued after the commit is never sent
     row = DigestRerender.objects.get()
     queued = []
-    with mock.patch.object(tasks.rerender, "delay", side_effect=queued.append):
+    with mock.patch.object(tasks.rerender, "apply_async", lambda args, **options: queued.extend(args)):
         tasks.sweep_social_cards()
         assert queued == []
         rerenders.sweep(DigestRerender, tasks.rerender, now=timezone.now() + timedelta(minutes=2))
