@@ -17,7 +17,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('subject_type', models.CharField(max_length=20)),
                 ('subject_id', models.BigIntegerField()),
-                ('was_public', models.BooleanField(default=True, help_text='Whether readers saw the item before the write (false: the write may publish it).')),
+                ('was_public', models.BooleanField(blank=True, help_text='Whether readers saw the item before the save that wrote this row (false: the save may publish it); empty for a change to what a public item shows, which publishes nothing.', null=True)),
                 ('last_data', models.JSONField(blank=True, help_text="A deleted item's last public JSON, for its ``*.unpublished``.", null=True)),
                 ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
             ],
