@@ -7,11 +7,13 @@ Each check is shown only to a user holding the permission the admin asks for its
 - outbound endpoints failing, or disabled: fix, re-enable (``outbound.change_endpoint``);
 - edge purges still being retried: read which node fails and mend it (``edge.view_purge``: the admin
   changes no purge, the remedy is the edge node);
-- drafts the model failed to write (the rule-based writer wrote them, issue 36): mend the model server
-  (``ingestion.view_digestdraft``: the draft records why), then "Redraft with the model".
+- drafts the model failed to write (the rule-based writer wrote them, issue 36): redraft them with the
+  model once it answers ("Redraft with the model" on *Digest drafts*, which whoever may change digests
+  reaches: ``digests.change_digest``) -- the draft records why it failed.
 
-Editors and Publishers hold none of these (the editorial groups' migration grants content
-permissions only), so they see no such row; superusers and operators do. Every count the
+Editors and Publishers hold none of the machinery's permissions (the editorial groups' migrations
+grant content permissions only), so the only row they see is the drafts'; superusers and operators
+see every row. Every count the
 user may see is read in one statement, a scalar subquery each, whatever the tables' sizes;
 each counts through the same queryset method as the list filter its link sets.
 """
@@ -52,7 +54,7 @@ CHECKS = [
           "enabled__exact=0", lambda: Endpoint.objects.filter(enabled=False)),
     Check("edge purges still being retried", "edge.view_purge", "admin:edge_purge_changelist", "retried=yes",
           lambda: Purge.objects.retried()),
-    Check("drafts the model failed to write", "ingestion.view_digestdraft", "admin:ingestion_digestdraft_changelist",
+    Check("drafts the model failed to write", "digests.change_digest", "admin:ingestion_digestdraft_changelist",
           "fell_back=yes", lambda: DigestDraft.objects.fell_back()),
 ]
 

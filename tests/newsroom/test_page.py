@@ -87,15 +87,26 @@ def test_editors_see_no_review_queue_and_no_failures_they_cannot_act_on(client, 
     failures(2)
     page = get_page(client, editor)
     assert section(page, "Waiting for review") == "" and "Queued" not in page
-    assert section(page, "Needs attention") == "" and "webhook" not in page
+    assert_only_the_drafts_row(client, section(page, "Needs attention"))
+    assert "webhook" not in page
     assert section(page, "Going out next") and section(page, "Yours") and section(page, "Drafted digests")
+
+
+def assert_only_the_drafts_row(client, attention: str):
+    """Of the failures, an Editor's or a Publisher's remedy is only the model's failed drafts (issue 36):
+    redrafting them; the row's link opens the drafts the model failed to write."""
+    links = re.findall(r'<a href="([^"]+)"><strong>(\d+)</strong> ([^<]+)</a>', attention)
+    assert [(int(count), label) for _, count, label in links] == [(2, "drafts the model failed to write")]
+    response = client.get(links[0][0].replace("&amp;", "&"))
+    assert response.status_code == 200 and response.context["cl"].result_count == 2
 
 
 def test_publishers_see_no_failures_either_their_remedies_are_the_operators(client, publisher):
     """Webhook deliveries, feeds, outbound endpoints and edge purges are the operators' (docs/operations.md, "Roles")."""
     failures(2)
     page = get_page(client, publisher)
-    assert section(page, "Needs attention") == "" and "webhook" not in page
+    assert_only_the_drafts_row(client, section(page, "Needs attention"))
+    assert "webhook" not in page
     assert section(page, "Waiting for review")
 
 
