@@ -19,6 +19,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from digests.models import ActionItem, Digest, DigestReference, FAQEntry, Reference
+from publishing.text import normalised  # editors' text compared as they mean it (CRLF, ends)
 from publishing.workflow import Status
 
 from . import drafting_model, drafting_text, drafting_writer
@@ -140,22 +141,6 @@ def _generate(digest: Digest, result: DraftResult) -> dict:
         "body": drafting_text.body(changes),
         "action_items": drafting_text.action_items(changes),
     }
-
-
-def normalised(value):
-    """``value`` with line endings unified and trailing whitespace dropped, in strings nested at any depth.
-
-    A browser posts a textarea with ``\\r\\n`` line endings and the admin form
-    strips the ends, so a draft saved in the admin unchanged is byte-for-byte
-    different from what was generated yet still the generator's: compared raw,
-    it would count as edited and never be refreshed again.
-    """
-    if isinstance(value, str):
-        lines = value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        return "\n".join(line.rstrip() for line in lines).strip()
-    if isinstance(value, (list, tuple)):
-        return [normalised(item) for item in value]
-    return value
 
 
 def _update_field(digest: Digest, name: str, current: dict, fresh: dict, record, result: DraftResult):
