@@ -78,7 +78,15 @@ def person(email: str, state="confirmed", follows=(("wire", ""),), cadence="imme
     return subscriber
 
 
-def test_export_writes_each_subscriber_with_what_they_follow(admin_client):
+@pytest.fixture(params=["publisher", "superuser"])
+def keeper(request, client, admin_user):
+    """Who keeps the list: a Publisher (newsletters 0006 grants it) and a superuser alike."""
+    client.force_login(request.getfixturevalue("publisher") if request.param == "publisher" else admin_user)
+    return client
+
+
+def test_export_writes_each_subscriber_with_what_they_follow(keeper):
+    admin_client = keeper
     person("ada@example.org", follows=[("wire", ""), ("tag", "python"), ("repository", "django/django")])
     person("bob@example.org", state="pending", follows=[("blog", "")], cadence="daily")
     rows = {row["email"]: row for row in exported(admin_client.get(EXPORT))}
@@ -174,7 +182,8 @@ def test_bad_rows_are_reported_by_line_and_the_rest_imported(admin_client, worke
         "wire"]
 
 
-def test_importing_twice_duplicates_no_one(admin_client, worker):
+def test_importing_twice_duplicates_no_one(keeper, worker):
+    admin_client = keeper
     imported(admin_client, worker, "ada@example.org\nbob@example.org\n", consented=True)
     page = imported(admin_client, worker, "ada@example.org\nbob@example.org\n", consented=True)
     assert "Imported 0 new subscriber(s); 2 row(s) already there" in page
