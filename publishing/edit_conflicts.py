@@ -82,7 +82,9 @@ class MergingFormMixin:
         return self.instance
 
     def opened_fields(self, base: dict) -> dict | None:
-        raise NotImplementedError
+        """This form's values as the snapshot `base` recorded them (None: not in it). Each of the two form
+        kinds below (the item's own form, an inline row's) answers it; this base is never used alone."""
+        raise NotImplementedError(f"{type(self).__name__} must say where its opened-at values are in the snapshot")
 
     def clean(self):
         base = opened_base(self.data, self.edit_item)
