@@ -96,7 +96,9 @@ def test_boundary_is_inclusive(model_and_factory, monkeypatch):
 def test_scheduled_item_goes_live_in_real_time(model_and_factory):
     """No clock tricks: a published_at a moment ahead becomes visible once the moment passes."""
     model, factory = model_and_factory
-    item = factory(status=Status.PUBLISHED, published_at=timezone.now() + datetime.timedelta(milliseconds=300))
+    item = factory(status=Status.PUBLISHED, published_at=timezone.now() + datetime.timedelta(days=1))
+    # The moment is set after the factory's work (a post draws its card: seconds on a loaded machine).
+    model.objects.filter(pk=item.pk).update(published_at=timezone.now() + datetime.timedelta(milliseconds=500))
     assert not model.objects.published().exists()
     deadline = timezone.now() + datetime.timedelta(seconds=5)
     while not model.objects.published().exists() and timezone.now() < deadline:
