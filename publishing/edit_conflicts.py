@@ -47,7 +47,8 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import router, transaction
-from django.forms.models import construct_instance
+from django.db.models import UniqueConstraint
+from django.forms.models import InlineForeignKeyField, construct_instance
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
@@ -200,6 +201,22 @@ class InlineMergingForm(MergingFormMixin):
             return None
         rows = base.get("i", {}).get(self.prefix.rsplit("-", 1)[0], {})
         return rows.get(str(self.instance.pk))
+
+    def validate_unique(self):
+        """Also ask the database about unique constraints naming the parent (one byline row per author).
+
+        Django checks those only among the formset's own rows (the parent's key is left out of the row's
+        own checks), and a row someone else added after the form was opened is not among them: the same
+        author added on both sides reached the INSERT and failed there, a 500."""
+        super().validate_unique()
+        parent = {name for name, field in self.fields.items() if isinstance(field, InlineForeignKeyField)}
+        exclude = self._get_validation_exclusions()
+        for constraint in self.instance._meta.constraints:
+            if isinstance(constraint, UniqueConstraint) and parent & set(constraint.fields):
+                try:
+                    constraint.validate(type(self.instance), self.instance, exclude=exclude)
+                except ValidationError as error:
+                    self._update_errors(error)
 
 
 class MergingFormSetMixin:
