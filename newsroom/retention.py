@@ -5,7 +5,8 @@ days *and* needed by no open problem -- and what pruning does to them: webhook d
 their stored bodies first (``RETENTION_WEBHOOK_BODY_DAYS``) and their rows later; ingestion
 runs, redelivery requests, outbound messages (with their deliveries and attempts) and the
 sign-in failure and access logs (django-axes) are deleted; a language model's raw answer to a
-draft (``DigestDraft.raw_response``, issue 36) is emptied. Never pruned: a delivery not yet
+draft (``DigestDraft.raw_response``, issue 36) is emptied; an editor's autosave nobody came back
+to (``editing.Autosave``, issue 37) is deleted. Never pruned: a delivery not yet
 processed or failed (the newsroom's *Needs attention* and "Reprocess" need it), a running
 ingestion run, an outbound message that some endpoint has not acknowledged, and the newest
 message about each post or digest (later events compare with what it said). Edge purges need
@@ -25,6 +26,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from editing.models import Autosave
 from ingestion.models import DigestDraft, IngestionRun, RedeliveryRequest, WebhookDelivery
 from outbound.models import Delivery, Message
 
@@ -84,6 +86,9 @@ RULES = [
          "the answer of a draft generated since (a redraft of an unchanged day reuses it)",
          lambda cutoff: DigestDraft.objects.filter(generated_at__lt=cutoff).exclude(raw_response=""),
          clear={"raw_response": ""}),
+    Rule("abandoned autosaves", Autosave, "RETENTION_AUTOSAVE_DAYS",
+         "unsaved changes an editor touched since (a save or a discard removes them at once)",
+         lambda cutoff: Autosave.objects.abandoned(cutoff)),
     Rule("sign-in failures", AccessFailureLog, "RETENTION_SIGN_IN_FAILURE_DAYS",
          "nothing older (lockouts count from AccessAttempt, not from this log)",
          lambda cutoff: AccessFailureLog.objects.filter(attempt_time__lt=cutoff)),

@@ -55,6 +55,8 @@ from django.utils.html import format_html, format_html_join
 import reversion
 from reversion.models import Version
 
+from editing.admin import EditingAdmin
+
 from .edit_snapshots import (EDIT_BASE, editable_field, field_state, form_state, opened_base, shown, sign,
                              state_version)
 from .text import normalised
@@ -258,7 +260,7 @@ class MergingFormSetMixin:
 
 # --- The admin ------------------------------------------------------------------------------------
 
-class EditConflictAdmin:
+class EditConflictAdmin(EditingAdmin):
     """A ModelAdmin mixin: change forms carry their opened-at version and merge or refuse stale saves."""
 
     def edit_version(self, obj) -> str:

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "newsroom",
     "editbar",  # the staff edit bar on public pages (issue 26)
     "newsletters",  # readers following by email (issue 27)
+    "editing",  # presence and autosave on the admin's change forms (issue 37; docs/editing.md)
     "anymail",
     "repojournal",  # the wiring; an app only for its command run_schedule (`make run`'s beat, repojournal/schedule.py)
 ]
@@ -255,6 +256,13 @@ RETENTION_OUTBOUND_MESSAGE_DAYS = int(os.environ.get("RETENTION_OUTBOUND_MESSAGE
 RETENTION_SIGN_IN_FAILURE_DAYS = int(os.environ.get("RETENTION_SIGN_IN_FAILURE_DAYS", "30"))
 RETENTION_ACCESS_LOG_DAYS = int(os.environ.get("RETENTION_ACCESS_LOG_DAYS", "30"))
 RETENTION_DRAFT_RESPONSE_DAYS = int(os.environ.get("RETENTION_DRAFT_RESPONSE_DAYS", "30"))
+RETENTION_AUTOSAVE_DAYS = int(os.environ.get("RETENTION_AUTOSAVE_DAYS", "30"))  # editors' unsaved changes
+
+# --- Presence and autosave on the admin's change forms (issue 37; docs/editing.md) ---
+EDITING_PRESENCE_HEARTBEAT_SECONDS = int(os.environ.get("EDITING_PRESENCE_HEARTBEAT_SECONDS", "30"))
+EDITING_PRESENCE_TIMEOUT_SECONDS = int(os.environ.get("EDITING_PRESENCE_TIMEOUT_SECONDS", "60"))
+EDITING_AUTOSAVE_SECONDS = int(os.environ.get("EDITING_AUTOSAVE_SECONDS", "5"))  # at most one autosave this often
+EDITING_AUTOSAVE_MAX_BYTES = int(os.environ.get("EDITING_AUTOSAVE_MAX_BYTES", str(512 * 1024)))
 
 TAGGIT_CASE_INSENSITIVE = True
 
