@@ -85,9 +85,27 @@ def wait_until_serving(base: str, process: subprocess.Popen, timeout: float = 60
     raise RuntimeError("gunicorn did not start serving in time")
 
 
+#: How many times longer than asked a run may go when its window held no whole response.
+LONGEST_STRETCH = 8
+
+
 def wrk(url: str, seconds: float, *, method: str = "GET", body_file: str = "", headers: dict | None = None,
         unique_header: str = "") -> Load:
-    """Run wrk against `url` for `seconds` and parse the JSON line our Lua script prints."""
+    """Run wrk against `url` for `seconds`; a window in which no response completed measures nothing (a
+    page slower than the window, as `--quick`'s 1 s windows on a loaded machine: seen in CI, "0 req/s"), so
+    the run is repeated for twice as long, up to LONGEST_STRETCH times the time asked."""
+    stretch = 1
+    while True:
+        measured = _wrk_once(url, seconds * stretch, method=method, body_file=body_file, headers=headers,
+                             unique_header=unique_header)
+        if measured.requests or stretch >= LONGEST_STRETCH:
+            return measured
+        stretch *= 2
+
+
+def _wrk_once(url: str, seconds: float, *, method: str, body_file: str, headers: dict | None,
+              unique_header: str) -> Load:
+    """One run of wrk, and the JSON line our Lua script prints."""
     env = {
         **os.environ, "BENCH_METHOD": method, "BENCH_BODY_FILE": body_file, "BENCH_UNIQUE_HEADER": unique_header,
         "BENCH_HEADERS": "|".join(f"{name}: {value}" for name, value in (headers or {}).items()),
