@@ -206,3 +206,21 @@ def test_two_prunes_at_once_prune_each_row_once():
         thread.join(60)
     assert all(isinstance(result, int) for result in results), results
     assert sum(results) == 3 * retention.BATCH and not WebhookDelivery.objects.exists()
+
+
+def test_abandoned_autosaves_are_pruned_after_their_days_and_recent_ones_kept(settings, editor, capsys):
+    """An editor's unsaved changes (issue 37) nobody came back to within RETENTION_AUTOSAVE_DAYS go."""
+    from blog.factories import PostFactory
+    from editing.models import Autosave
+
+    abandoned, recent = PostFactory(), PostFactory()
+    Autosave.objects.keep(editor, abandoned, [["body", "Never saved"]])
+    Autosave.objects.keep(editor, recent, [["body", "Still writing"]])
+    now = timezone.now()
+    Autosave.objects.filter(object_id=str(abandoned.pk)).update(
+        saved_at=now - datetime.timedelta(days=settings.RETENTION_AUTOSAVE_DAYS, minutes=1))
+    Autosave.objects.filter(object_id=str(recent.pk)).update(
+        saved_at=now - datetime.timedelta(days=settings.RETENTION_AUTOSAVE_DAYS, minutes=-1))
+    call_command("prune")
+    assert "abandoned autosaves: pruned 1" in capsys.readouterr().out
+    assert list(Autosave.objects.values_list("object_id", flat=True)) == [str(recent.pk)]
