@@ -8,13 +8,14 @@ from django.db.models.functions import Coalesce
 import reversion
 
 from api.responses import detail_json, etag_of
-from images.admin import ImagePickerMixin
+from images.admin import ImagePickerMixin, MarkdownPreviewsMixin
 from publishing.admin import AutocompleteInlineMixin, LoadedAutocompleteFormSet, WorkflowAdmin
 from publishing.changelists import (
     AutocompleteFilter, AutocompleteFiltersMixin, LargeListMixin, indexed_search, is_autocomplete,
 )
 from publishing.edit_conflicts import EditConflictAdmin
 
+from . import previews
 from .citations import check_citations
 from .models import ActionItem, Digest, DigestReference, FAQEntry, Reference, Repository, Topic
 from .schemas import DigestOut
@@ -214,8 +215,11 @@ class ActionItemInline(AutocompleteInlineMixin, admin.TabularInline):
     extra = 1
 
 
-class FAQEntryInline(admin.StackedInline):
+class FAQEntryInline(MarkdownPreviewsMixin, admin.StackedInline):
+    """Each answer previewed beside it as the page shows it: plain text whose citations link."""
+
     model = FAQEntry
+    markdown_previews = {"answer": previews.FAQ_ANSWER}
     fields = ["position", "question", "answer"]
     ordering = ["position"]
     extra = 0
@@ -225,6 +229,7 @@ class FAQEntryInline(admin.StackedInline):
 class DigestAdmin(AutocompleteFiltersMixin, LargeListMixin, ImagePickerMixin, WorkflowAdmin):
     preview_url_name = "digests:preview"
     image_picker_fields = ("body",)
+    markdown_previews = previews.FIELDS  # the summary and body previewed as the page renders them
     list_display = ["headline", "topic", "date", "status_badge", "published_at", "reference_count", "updated_at"]
     list_filter = ["status", "topic", DigestRepositoryFilter, "date"]
     list_select_related = ["topic"]

@@ -15,6 +15,10 @@ from . import processing, renditions
 from .models import Image
 from .tasks import queue_renditions_on_commit
 
+#: The codes of the form's refusals (``UploadForm.clean``), which the paste endpoint answers with its own
+#: status each: too large, not an image we accept (SVG, another type, damaged, too many pixels), a copy.
+TOO_LARGE, REFUSED, DUPLICATE = "too_large", "refused", "duplicate"
+
 
 class LimitedUploadHandler(FileUploadHandler):
     """First in FILE_UPLOAD_HANDLERS: a file growing past ``IMAGES_MAX_UPLOAD_BYTES`` is skipped as its
@@ -74,19 +78,21 @@ class UploadForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         files = cleaned.get("files") or []
-        problems = [f"“{name}” is larger than {processing.megabytes(settings.IMAGES_MAX_UPLOAD_BYTES)}; "
-                    f"images may be at most that." for name in self.refused]
+        problems = [forms.ValidationError(f"“{name}” is larger than {processing.megabytes(settings.IMAGES_MAX_UPLOAD_BYTES)}; "
+                                          f"images may be at most that.", code=TOO_LARGE) for name in self.refused]
         if not files and not problems:
-            problems.append("Choose at least one image.")
+            problems.append(forms.ValidationError("Choose at least one image.", code="required"))
         if len(self.alts) < len(files) or not all(self.alts[: len(files)]):
-            problems.append(f"Give every image its own alt text: {len(files)} file(s), "
-                            f"{len([alt for alt in self.alts if alt])} alt text(s).")
+            problems.append(forms.ValidationError(
+                f"Give every image its own alt text: {len(files)} file(s), "
+                f"{len([alt for alt in self.alts if alt])} alt text(s).", code="alt_text"))
         inspected = []
         for upload in files:
             try:
                 inspected.append(self.inspect(upload))
             except processing.RefusedImage as refusal:
-                problems.extend(refusal.messages)
+                problems.extend(forms.ValidationError(message, code=refusal.code or REFUSED)
+                                for message in refusal.messages)
         if problems:
             raise forms.ValidationError(problems)
         cleaned["inspected"] = inspected
@@ -97,13 +103,14 @@ class UploadForm(forms.Form):
         """The upload checked by size first (before reading it), then by content; never twice the same file."""
         if upload.size > settings.IMAGES_MAX_UPLOAD_BYTES:
             raise processing.RefusedImage(f"“{upload.name}” is {processing.megabytes(upload.size)}; images may be "
-                                          f"at most {processing.megabytes(settings.IMAGES_MAX_UPLOAD_BYTES)}.")
+                                          f"at most {processing.megabytes(settings.IMAGES_MAX_UPLOAD_BYTES)}.",
+                                          code=TOO_LARGE)
         upload.seek(0)
         checked = processing.inspect(upload.read(), upload.name)
         existing = Image.objects.filter(content_hash=checked.content_hash).first()
         if existing is not None:
             raise processing.RefusedImage(f"“{upload.name}” was uploaded before: image {existing} "
-                                          f"({existing.markdown}).")
+                                          f"({existing.markdown}).", code=DUPLICATE)
         return upload.name, checked
 
     def save(self, user) -> list[Image]:
