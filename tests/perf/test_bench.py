@@ -52,10 +52,25 @@ def own_redis_database(url: str) -> str:
     return parts._replace(path=f"/{(number + 1) % 16}").geturl()
 
 
+def drop_bench_databases(url: str) -> None:
+    """The bench's PostgreSQL database and its copies, as an earlier run (a killed one, or one of older
+    code whose migrations had other names: seen in CI, "relation ... already exists") left them."""
+    if not url.startswith("postgres"):
+        return
+    from bench.database import admin_connection
+
+    name = urlsplit(url).path.strip("/")
+    with admin_connection(url) as connection:
+        for (found,) in connection.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
+                                           [f"{name}%"]).fetchall():
+            connection.execute(f'DROP DATABASE "{found}" WITH (FORCE)')
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("bench")
     output, docs = tmp_path / "results.json", tmp_path / "benchmarks.md"
+    drop_bench_databases(bench_environment(tmp_path)["DATABASE_URL"])
     # ~15 min on 2 cores (its edge, replica and newsletter phases each start a topology): 30 min is a safety net.
     completed = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--output", str(output), "--docs", str(docs)],
