@@ -255,7 +255,9 @@ def test_an_edit_through_one_instance_is_never_served_stale_by_the_other(edge, t
                           headers={"Authorization": f"Bearer {token}"})
         assert edit.status_code == 200, edit.text
         again = client.get(f"{app2}/posts/{post.slug}/")
-    assert "After, through app1" in again.text
+    # Failed once in CI on a loaded machine, unexplained: the status and the cache's word make the next one so.
+    assert "After, through app1" in again.text, (again.status_code, again.headers.get("X-Page-Cache"),
+                                                 again.headers.get("Age"), again.text[:300])
 
 
 def test_a_worker_killed_with_sigkill_is_restarted_by_the_supervisor(edge):
