@@ -235,7 +235,8 @@
       paused = false;
       if (!wasPaused) await Promise.race([send(), new Promise((resolve) => setTimeout(resolve, 3000))]);
       form.elements.csrfmiddlewaretoken.value = csrfToken(form);  // signed in again elsewhere: the new token
-      form.requestSubmit(event.submitter);
+      // A task later, not a microtask: while this submit event is still being dispatched, a new one is ignored.
+      setTimeout(() => form.requestSubmit(event.submitter));
     }
 
     offer.querySelector(".editing-restore").addEventListener("click", restore);
