@@ -169,10 +169,14 @@ class MarkdownWriting(AdminTextareaWidget):
         if not self.attrs.get("data-preview-url"):
             return super().render(name, value, attrs, renderer)
         return format_html(
-            '<div class="markdown-writing">{}<div class="markdown-preview-pane"><p class="markdown-preview-label">'
-            'Preview</p><div class="markdown-preview" aria-live="polite"></div></div></div>'
-            '<p class="markdown-writing-status help" role="status"></p>',
-            super().render(name, value, attrs, renderer))
+            '<div class="markdown-field"><div class="markdown-writing">{}<div class="markdown-preview-pane">'
+            '<p class="markdown-preview-label">Preview</p><div class="markdown-preview" aria-live="polite"></div>'
+            '</div></div><p class="markdown-writing-status" role="status"></p>{}</div>',
+            super().render(name, value, attrs, renderer), self.below(name, attrs))
+
+    def below(self, name: str, attrs) -> str:
+        """What follows the text and its preview (nothing here; the image picker below)."""
+        return ""
 
 
 class MarkdownWithImages(MarkdownWriting):
@@ -184,14 +188,18 @@ class MarkdownWithImages(MarkdownWriting):
               "images/picker.js"]
 
     def render(self, name, value, attrs=None, renderer=None):
-        textarea = super().render(name, value, attrs, renderer)
+        if self.attrs.get("data-preview-url"):
+            return super().render(name, value, attrs, renderer)
+        return format_html("{}{}", super().render(name, value, attrs, renderer), self.below(name, attrs))
+
+    def below(self, name: str, attrs) -> str:
         target = (attrs or {}).get("id") or f"id_{name}"
         drop = " Drop or paste an image file into the text to upload it." if "data-upload-url" in self.attrs else ""
         return format_html(
-            '{}<p class="image-picker"><a href="{}?_to_field=id" class="related-lookup" id="lookup_{}_image">'
+            '<p class="image-picker"><a href="{}?_to_field=id" class="related-lookup" id="lookup_{}_image">'
             "Insert image…</a> <span class=\"help\">Markdown: <code>![alt text](image:ID)</code>.{}</span>"
             '<input type="hidden" id="{}_image" class="image-picker-value" data-target="{}" data-markdown-url="{}"></p>',
-            textarea, reverse("admin:images_image_changelist"), target, drop, target, target,
+            reverse("admin:images_image_changelist"), target, drop, target, target,
             reverse("admin:images_image_markdown", args=[0]))
 
 

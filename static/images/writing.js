@@ -18,11 +18,10 @@
     }
 
     function parts(area) {
-        const wrapper = area.closest('.markdown-writing');
-        const status = wrapper && wrapper.nextElementSibling;
+        const field = area.closest('.markdown-field');
         return {
-            preview: wrapper && wrapper.querySelector('.markdown-preview'),
-            status: status && status.classList.contains('markdown-writing-status') ? status : null,
+            preview: field && field.querySelector('.markdown-preview'),
+            status: field && field.querySelector('.markdown-writing-status'),
         };
     }
 
