@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count
+from django.db.models.functions import Length
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from taggit.models import Tag
@@ -158,12 +159,21 @@ def _most_cited_digest() -> Digest:
     return Digest.objects.annotate(citations=Count("digest_references")).order_by("-citations", "pk").first()
 
 
+def _heaviest_post() -> Post:
+    """The post whose change form has the most to show: bylines, then tag rows, then the longest body."""
+    return Post.objects.annotate(bylines=Count("post_authors", distinct=True),
+                                 tag_rows=Count("tagged_items", distinct=True),
+                                 body_length=Length("body")).order_by("-bylines", "-tag_rows", "-body_length",
+                                                                      "pk").first()
+
+
 def admin_targets() -> list[Target]:
-    """The newsroom signed in as the Publisher; the admin pages above and the change form of the digest with the
-    most citations, signed in as a superuser."""
+    """The newsroom signed in as the Publisher; the admin pages above and the change forms of the digest with the
+    most citations and of the heaviest post (the forms edit conflicts check, issue 37), signed in as a superuser."""
     headers = {"Cookie": newsroom.session_cookie(newsroom.SUPERUSER)}
-    digest = _most_cited_digest()
-    pages = [*ADMIN_PAGES, ("admin digest change form", f"/admin/digests/digest/{digest.pk}/change/")]
+    digest, post = _most_cited_digest(), _heaviest_post()
+    pages = [*ADMIN_PAGES, ("admin digest change form", f"/admin/digests/digest/{digest.pk}/change/"),
+             ("admin post change form", f"/admin/blog/post/{post.pk}/change/")]
     return [Target("newsroom (Publisher)", "/admin/", "admin", note="signed in",
                    headers={"Cookie": newsroom.session_cookie()}),
             *(Target(name, path, "admin", note="superuser", headers=headers) for name, path in pages)]

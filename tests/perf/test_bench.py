@@ -21,7 +21,7 @@ PAGES = {"home", "wire", "digest page", "posts", "post page", "tag page 1", "tag
 #: The admin's lists, searches, a filtered list and the heaviest change form, as a superuser (issue 26).
 ADMIN_NAMES = {"admin posts", "admin posts search", "admin digests", "admin digests search", "admin references",
                "admin references search", "admin references merged", "admin deliveries", "admin deliveries search",
-               "admin digest change form"}
+               "admin digest change form", "admin post change form"}
 UNCACHED = {"api digests page 1", "api digests cursor 100", "api posts page 1", "api posts cursor 100",
             "webhook (verify + store + enqueue)", "newsroom (Publisher)", *ADMIN_NAMES}
 
