@@ -43,6 +43,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="Only the model writer's own time on a 50-, 200- and 500-change day, as JSON.")
     parser.add_argument("--drafting-sizes", type=lambda text: tuple(int(n) for n in text.split(",")),
                         help="Day sizes (changes) of the drafting phase, comma-separated (50,200,500).")
+    parser.add_argument("--only-previews", action="store_true",
+                        help="Only the admin's preview of a 20,000-character body, as JSON.")
+    parser.add_argument("--preview-rounds", type=int, help="Previews timed in the preview phase (20; 3 in quick mode).")
     parser.add_argument("--output", type=Path, help="Where to write results JSON.")
     parser.add_argument("--docs", type=Path, help="Markdown file to update (default docs/benchmarks.md; not in quick).")
     return parser.parse_args(argv)
@@ -57,7 +60,8 @@ def configure(args: argparse.Namespace):
                  "warmup_seconds": args.warmup, "edge_publishes": args.edge_publishes,
                  "edge_failover_seconds": args.edge_failover_seconds,
                  "replica_deliveries": args.replica_deliveries, "replica_writes": args.replica_writes,
-                 "newsletter_subscribers": args.newsletter_subscribers, "drafting_sizes": args.drafting_sizes}
+                 "newsletter_subscribers": args.newsletter_subscribers, "drafting_sizes": args.drafting_sizes,
+                 "preview_rounds": args.preview_rounds}
     for name, value in overrides.items():
         if value is not None:
             setattr(config, name, value)
@@ -127,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         measured = run_drafting_only(config)
         print(json.dumps({**measured, "checks": checks(measured)}, indent=1))
         return 0  # a bar missed is a finding, as in the full run
+    if args.only_previews:
+        from .run import run_previews_only
+
+        print(json.dumps(run_previews_only(config), indent=1))
+        return 0  # reported, with no bar to miss
     results = report.build(run(config), quick=args.quick)
     default_output = Path(tempfile.gettempdir()) / "repojournal-bench-quick.json" if args.quick else (
         BENCH_DIR / "results.json")

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.core.cache import caches
 from django.db import connection
 
-from . import drafting, renames, side_by_side
+from . import drafting, previews, renames, side_by_side
 
 BARS = {("page", "cold"): 0.10, ("page", "warm"): 0.70, ("feed", "warm"): 0.70, ("page", "warm-redis"): 0.70,
         ("feed", "warm-redis"): 0.70, ("api", "none"): 0.15,
@@ -200,7 +200,7 @@ def build(raw: dict, *, quick: bool) -> dict:
         + edge_checks(raw.get("edge")) + replica_checks(raw.get("replicas")) + newsletter_checks(raw.get("newsletters"))
         + (drafting.checks(raw["drafting"]) if raw.get("drafting") else []),
         "edge": raw.get("edge"), "replicas": raw.get("replicas"), "newsletters": raw.get("newsletters"),
-        "drafting": raw.get("drafting"),
+        "drafting": raw.get("drafting"), "previews": raw.get("previews"),
     }
 
 
@@ -249,6 +249,7 @@ def generated_section(results: dict, chart_name: str) -> str:
         "**Read replicas (bench/replicas.py):** " + replicas_text(results.get("replicas")),
         "**Newsletters (bench/newsletters.py):** " + newsletters_text(results.get("newsletters")),
         "**Drafting with a model that answers at once (bench/drafting.py):** " + drafting_text(results.get("drafting")),
+        "**The admin's preview beside a Markdown field (bench/previews.py):** " + previews.text(results.get("previews")),
         "### The issue's targets, judged on this run\n\n" + checks_table(results),
     ])
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.core.management import call_command
 
-from . import drafting, edge, hit_ratio, ingest, load, newsletters, renames, replicas, side_by_side
+from . import drafting, edge, hit_ratio, ingest, load, newsletters, previews, renames, replicas, side_by_side
 from .generate import Generator, Scale
 from .targets import Target, admin_targets, build_targets, check, count_queries, phase_env
 
@@ -36,6 +36,7 @@ class Config:
     replica_writes: int = 300
     newsletter_subscribers: int = 100_000
     drafting_sizes: tuple[int, ...] = (50, 200, 500)
+    preview_rounds: int = 20
 
 
 CACHED_KINDS = ("page", "feed", "baseline")
@@ -44,7 +45,7 @@ CACHED_KINDS = ("page", "feed", "baseline")
 PHASES = ("cold", "warm", "warm-redis")
 QUICK = Config(scale=0.002, rounds=2, seconds=1, warmup_seconds=0, listing_items=200, deliveries=20, edge_publishes=5,
                edge_failover_seconds=5, replica_deliveries=100, replica_writes=30, newsletter_subscribers=2_000,
-               drafting_sizes=(5, 20))
+               drafting_sizes=(5, 20), preview_rounds=3)
 
 
 def log(message: str) -> None:
@@ -200,15 +201,23 @@ def run(config: Config) -> dict:
     measured_newsletters = newsletters.measure(config.newsletter_subscribers)
     log(f"drafting with a model that answers at once: days of {config.drafting_sizes} changes")
     measured_drafting = drafting.measure(config.drafting_sizes)
+    log(f"the admin's preview of a {previews.CHARS:,}-character body")
+    measured_previews = previews.measure(config.preview_rounds)
     return {"scales": scales, "admin_side_by_side": admin, "ingestion": ingestion, "edge": measured_edge,
             "replicas": measured_replicas, "newsletters": measured_newsletters, "drafting": measured_drafting,
-            "config": config.__dict__}
+            "previews": measured_previews, "config": config.__dict__}
 
 
 def run_drafting_only(config: Config) -> dict:
     """`--only-drafting`: the model writer's own time on days of ``drafting_sizes`` changes (bench/drafting.py)."""
     call_command("migrate", interactive=False, verbosity=0)
     return drafting.measure(config.drafting_sizes)
+
+
+def run_previews_only(config: Config) -> dict:
+    """`--only-previews`: the admin's preview of a 20,000-character body (bench/previews.py)."""
+    call_command("migrate", interactive=False, verbosity=0)
+    return previews.measure(config.preview_rounds)
 
 
 def measure_edge(config: Config) -> dict:

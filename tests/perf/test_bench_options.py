@@ -121,3 +121,22 @@ def test_the_drafting_phase_measures_the_writer_against_a_local_model_server():
         "model writer's own time per change, 6 vs 3 changes"]
     assert "3 changes: writer" in report.drafting_text(measured)
     assert not Topic.objects.filter(slug="bench-drafting").exists() and not Digest.objects.exists()
+
+
+def test_the_preview_phase_runs_alone_with_its_rounds():
+    assert parse(["--only-previews"]).only_previews and not parse([]).only_previews
+    assert configure(parse(["--preview-rounds", "7"])).preview_rounds == 7
+    assert configure(parse([])).preview_rounds == 20 and configure(parse(["--quick"])).preview_rounds == 3
+
+
+@pytest.mark.django_db
+def test_the_preview_phase_times_the_endpoint_on_a_20000_character_body_and_cleans_up():
+    """Issue 37: the admin's preview of a long body, as an Editor, through the endpoint writing.js calls."""
+    from bench import previews
+    from digests.models import Digest, Topic
+
+    measured = previews.measure(rounds=2)
+    assert measured["chars"] == 20_000 and measured["rounds"] == 2 and measured["citations"] == previews.REFERENCES
+    assert 0 < measured["render_p50_ms"] and 0 < measured["p50_ms"] <= measured["p90_ms"] <= measured["max_ms"]
+    assert previews.text(measured).startswith("20,000 characters citing 20 references: p50 ")
+    assert not Topic.objects.filter(slug=previews.SLUG).exists() and not Digest.objects.filter(slug=previews.SLUG).exists()
