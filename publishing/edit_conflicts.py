@@ -56,7 +56,6 @@ import reversion
 from reversion.models import Version
 
 from editing.admin import EditingAdmin
-
 from .edit_snapshots import (EDIT_BASE, editable_field, field_state, form_state, opened_base, shown, sign,
                              state_version)
 from .text import normalised

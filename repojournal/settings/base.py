@@ -151,6 +151,7 @@ LOGIN_URL = "admin:login"
 from .images import *  # noqa: E402, F403
 from .images import images_origin  # noqa: E402
 from .newsletters import *  # noqa: E402, F403
+from .editing import *  # noqa: E402, F403 (presence and autosave; RETENTION_AUTOSAVE_DAYS)
 
 # Redis is both the cache and the Celery broker. Without it the cache is local
 # memory and Celery runs every task inline, so the site works with no services.
@@ -256,13 +257,6 @@ RETENTION_OUTBOUND_MESSAGE_DAYS = int(os.environ.get("RETENTION_OUTBOUND_MESSAGE
 RETENTION_SIGN_IN_FAILURE_DAYS = int(os.environ.get("RETENTION_SIGN_IN_FAILURE_DAYS", "30"))
 RETENTION_ACCESS_LOG_DAYS = int(os.environ.get("RETENTION_ACCESS_LOG_DAYS", "30"))
 RETENTION_DRAFT_RESPONSE_DAYS = int(os.environ.get("RETENTION_DRAFT_RESPONSE_DAYS", "30"))
-RETENTION_AUTOSAVE_DAYS = int(os.environ.get("RETENTION_AUTOSAVE_DAYS", "30"))  # editors' unsaved changes
-
-# --- Presence and autosave on the admin's change forms (issue 37; docs/editing.md) ---
-EDITING_PRESENCE_HEARTBEAT_SECONDS = int(os.environ.get("EDITING_PRESENCE_HEARTBEAT_SECONDS", "30"))
-EDITING_PRESENCE_TIMEOUT_SECONDS = int(os.environ.get("EDITING_PRESENCE_TIMEOUT_SECONDS", "60"))
-EDITING_AUTOSAVE_SECONDS = int(os.environ.get("EDITING_AUTOSAVE_SECONDS", "5"))  # at most one autosave this often
-EDITING_AUTOSAVE_MAX_BYTES = int(os.environ.get("EDITING_AUTOSAVE_MAX_BYTES", str(512 * 1024)))
 
 TAGGIT_CASE_INSENSITIVE = True
 

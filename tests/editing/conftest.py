@@ -1,6 +1,6 @@
 """Fixtures for presence and autosave (issue 37): signed-in clients, a post, the shared cache."""
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.test import Client
 from django.urls import reverse
 
@@ -24,6 +24,7 @@ def shared_cache(settings):
     """The cache as production has it: Redis when REDIS_URL is set (the test settings keep local memory)."""
     if settings.REDIS_URL:
         settings.CACHES = {"default": {"BACKEND": "reader.cache_backend.RedisCache", "LOCATION": settings.REDIS_URL}}
+        assert type(caches["default"]).__name__ == "RedisCache"
     cache.clear()
     yield cache
     cache.clear()
