@@ -7,6 +7,11 @@ published page shows is refused by the model (``ImageUse``'s ``on_delete``), whi
 admin's delete pages turn into a list of those pages. ``ImagePickerMixin`` puts an
 "Insert image…" link under the Markdown fields of the post and digest forms: it opens
 this list in a popup and inserts the chosen image's Markdown at the cursor.
+
+Writing in those fields (docs/writing.md): each Markdown field has the page's own rendering
+beside it (``MarkdownWriting``, served by the content admin's ``preview_view`` through
+``publishing.previews``), and an image file dropped or pasted into a body is uploaded by
+``paste_view`` with the upload page's own form and checks, answered as JSON.
 """
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AdminTextareaWidget
