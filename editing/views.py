@@ -53,7 +53,7 @@ def autosave(request, item):
 def _keep(request, item):
     limit = settings.EDITING_AUTOSAVE_MAX_BYTES
     # A form-encoded body is at most three times its text (percent-encoding): refused before it is read.
-    if int(request.META.get("CONTENT_LENGTH") or 0) > 3 * limit + 1024:
+    if _content_length(request) > 3 * limit + 1024:
         return _too_large(limit)
     text = request.POST.get("fields", "")
     if len(text.encode()) > limit:
@@ -64,6 +64,13 @@ def _keep(request, item):
         return JsonResponse({"error": str(error)}, status=400)
     kept = Autosave.objects.keep(request.user, item, fields)
     return JsonResponse({"saved_at": kept.saved_at.isoformat(), "shown": shown_time(kept.saved_at)})
+
+
+def _content_length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:  # malformed: Django reads such a body as empty
+        return 0
 
 
 def _fields(text: str) -> list:
