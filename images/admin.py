@@ -283,7 +283,9 @@ class ImagePickerMixin(MarkdownPreviewsMixin):
         if not row.isdigit():
             return None
         for inline in self.get_inline_instances(request, obj):
-            if isinstance(inline, MarkdownPreviewsMixin) and inline.get_formset(request, obj).get_default_prefix() == prefix:
+            if not isinstance(inline, MarkdownPreviewsMixin):
+                continue
+            if inline.get_formset(request, obj).get_default_prefix() == prefix:
                 return inline.previewed_fields().get(name)
         return None
 

@@ -78,8 +78,9 @@ class UploadForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         files = cleaned.get("files") or []
-        problems = [forms.ValidationError(f"“{name}” is larger than {processing.megabytes(settings.IMAGES_MAX_UPLOAD_BYTES)}; "
-                                          f"images may be at most that.", code=TOO_LARGE) for name in self.refused]
+        limit = processing.megabytes(settings.IMAGES_MAX_UPLOAD_BYTES)
+        problems = [forms.ValidationError(f"“{name}” is larger than {limit}; images may be at most that.", code=TOO_LARGE)
+                    for name in self.refused]
         if not files and not problems:
             problems.append(forms.ValidationError("Choose at least one image.", code="required"))
         if len(self.alts) < len(files) or not all(self.alts[: len(files)]):

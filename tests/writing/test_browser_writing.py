@@ -74,7 +74,8 @@ def test_a_pasted_png_becomes_an_image_reference_with_its_alt_text(live_server, 
     assert violations(page) == []
 
 
-def test_the_preview_shows_a_citation_link_and_runs_nothing_from_a_hostile_body(live_server, editor_page, artifacts_dir):  # noqa: F811
+def test_the_preview_shows_a_citation_link_and_runs_nothing_from_a_hostile_body(
+        live_server, editor_page, artifacts_dir):  # noqa: F811
     page = editor_page
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
     digest = DigestFactory(status=Status.DRAFT, published_at=None, summary="Cites [1].", body="Old body [1].")

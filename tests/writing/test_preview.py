@@ -66,8 +66,10 @@ def test_hostile_text_is_as_harmless_in_the_preview_as_on_the_page(staff):
     post.render_body()
     assert post_html == post.body_html and live_markup(post_html) == []
     digest_url = preview_url("digests_digest", digest.pk)
-    body_html = html_of(preview(staff, digest_url, "body", "Cites [ref:1].\n\n" + HOSTILE))  # not in the last fence
-    assert body_html.startswith(render_markdown("Cites [ref:1].\n\n" + HOSTILE, citations=True, images=True, eager=1))
+    digest.body = "Cites [ref:1].\n\n" + HOSTILE  # the citation first: not inside the corpus's last code fence
+    digest.render_body()
+    body_html = html_of(preview(staff, digest_url, "body", digest.body))
+    assert body_html.startswith(digest.body_html)  # the page's body, then what it cites
     answer_html = html_of(preview(staff, digest_url, "faq_entries-0-answer", ONE_LINE + " [1]"))
     assert answer_html.startswith(link_citations(ONE_LINE + " [1]"))
     for html in (body_html, answer_html, html_of(preview(staff, digest_url, "summary", "[1] " + HOSTILE))):
@@ -114,8 +116,9 @@ def test_without_the_form_the_saved_references_are_listed(staff):
 def test_a_summary_shows_no_image_and_a_post_body_no_citation_as_on_the_page(staff, upload):
     image, = upload()
     digest = draft_digest()
-    summary = html_of(preview(staff, preview_url("digests_digest", digest.pk), "summary", f"![A view](image:{image.pk})"))
-    assert "<picture>" not in summary and summary == render_markdown(f"![A view](image:{image.pk})", citations=True)
+    text = f"![A view](image:{image.pk})"
+    summary = html_of(preview(staff, preview_url("digests_digest", digest.pk), "summary", text))
+    assert "<picture>" not in summary and summary == render_markdown(text, citations=True)
     body = html_of(preview(staff, preview_url("blog_post", draft_post().pk), "body", "Not a citation [1]."))
     assert body == "<p>Not a citation [1].</p>\n"
 
@@ -205,3 +208,12 @@ def test_every_markdown_field_has_its_preview_and_only_image_fields_take_dropped
     for page in (post_page, digest_page, add_page):
         assert "images/writing.js" in page and "images/writing.css" in page
         assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", page) == []  # no inline script: the CSP stays strict
+
+
+def test_on_the_add_page_an_faq_answer_cites_the_rows_typed_so_far(staff):
+    typed = ReferenceFactory(title="Typed in the new digest's form")
+    form = {"digest_references-TOTAL_FORMS": "1", "digest_references-0-number": "1",
+            "digest_references-0-reference": str(typed.pk)}
+    html = html_of(preview(staff, preview_url("digests_digest"), "faq_entries-0-answer", "Because [1] and [2].", **form))
+    assert html.startswith(link_citations("Because [1] and [2]."))
+    assert "Typed in the new digest&#x27;s form" in html and 'class="preview-missing" data-number="2"' in html
