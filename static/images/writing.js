@@ -33,11 +33,17 @@
         }
     }
 
-    // The answer as {ok, data}; an answer that is not JSON (a proxy's error page) becomes an error message.
+    // The answer as {ok, data}. One that is not JSON is the sign-in page (the session ended: fetch followed the
+    // admin's redirect) or a proxy's error page; either becomes a message, and nothing typed is lost.
     function answer(response) {
-        return response.json()
-            .catch(() => ({error: `The server answered ${response.status} ${response.statusText}.`}))
-            .then((data) => ({ok: response.ok, data}));
+        const json = (response.headers.get('Content-Type') || '').startsWith('application/json');
+        if (!json) {
+            const error = response.redirected
+                ? 'Your session has ended: sign in again in another tab; your text is still here.'
+                : `The server answered ${response.status} ${response.statusText}.`;
+            return Promise.resolve({ok: false, data: {error}});
+        }
+        return response.json().then((data) => ({ok: response.ok, data}));
     }
 
     function post(url, body, form, signal) {
@@ -98,11 +104,10 @@
         own.timer = setTimeout(() => refresh(area), DELAY);
     }
 
-    // Blank lines around, as the image picker inserts (a lone image may become a figure with its caption).
     function insertAtCursor(area, text) {
         const start = area.selectionStart ?? area.value.length;
         const end = area.selectionEnd ?? start;
-        area.setRangeText('\n\n' + text + '\n\n', start, end, 'end');
+        area.setRangeText(text, start, end, 'end');
         area.focus();
     }
 
@@ -122,16 +127,22 @@
             return;
         }
         const placeholder = `![Uploading ${name} (${++uploads})…]()`;
-        insertAtCursor(area, placeholder);
+        // Blank lines around, as the image picker inserts (a lone image may become a figure with its caption).
+        const inserted = '\n\n' + placeholder + '\n\n';
+        insertAtCursor(area, inserted);
         const body = new FormData();
         body.append('files', file, file.name || 'pasted.png');
         body.append('alt', alt.trim());
         say(area, `Uploading ${name}…`);
         post(area.dataset.uploadUrl, body, area.form).then(({ok, data}) => {
-            replace(area, placeholder, ok ? data.markdown : '');
+            if (ok) {
+                replace(area, placeholder, data.markdown);
+            } else {
+                replace(area, inserted, '');  // the text as it was
+            }
             say(area, ok ? `Uploaded ${name}: ${data.markdown}` : `${name} was not uploaded. ${data.error}`, !ok);
         }).catch(() => {
-            replace(area, placeholder, '');
+            replace(area, inserted, '');
             say(area, `${name} was not uploaded: the server could not be reached.`, true);
         });
     }

@@ -14,16 +14,17 @@ from digests.factories import DigestFactory, DigestReferenceFactory, ReferenceFa
 from images.models import Image
 from publishing.workflow import Status
 from tests.site.conftest import artifacts_dir, chromium_path  # noqa: F401 (fixtures)
+from tests.images.test_hostile_uploads import SVG
 from tests.site.hostile import CORPUS
 from tests.site.test_browser import browser  # noqa: F401 (a fixture)
 from tests.site.test_browser_csp import strict_page, violations  # noqa: F401 (fixtures)
 
 from .conftest import picture_bytes
 
-PASTE_FILE = """(area, encoded) => {
+PASTE_FILE = """(area, [encoded, name, type]) => {
     const bytes = Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0));
     const transfer = new DataTransfer();
-    transfer.items.add(new File([bytes], 'image.png', {type: 'image/png'}));
+    transfer.items.add(new File([bytes], name, {type}));
     area.focus();
     area.dispatchEvent(new ClipboardEvent('paste', {clipboardData: transfer, bubbles: true, cancelable: true}));
 }"""
@@ -63,7 +64,7 @@ def test_a_pasted_png_becomes_an_image_reference_with_its_alt_text(live_server, 
         dialog.accept("A chart of build times")
 
     page.on("dialog", answer)
-    body.evaluate(PASTE_FILE, base64.b64encode(picture_bytes(size=(640, 360))).decode())
+    body.evaluate(PASTE_FILE, [base64.b64encode(picture_bytes(size=(640, 360))).decode(), "image.png", "image/png"])
     expect(body).to_have_value(re.compile(r"^First paragraph\.\n\n!\[A chart of build times\]\(image:\d+\)"))
     image = Image.objects.get()
     assert body.input_value() == f"First paragraph.\n\n![A chart of build times](image:{image.pk})\n\n"
@@ -72,6 +73,20 @@ def test_a_pasted_png_becomes_an_image_reference_with_its_alt_text(live_server, 
     preview = page.locator(".markdown-preview").first
     expect(preview.locator('img[alt="A chart of build times"]')).to_be_visible()  # the page's <img>, beside the text
     assert violations(page) == []
+
+
+def test_a_refused_file_is_said_under_the_field_and_leaves_the_text_as_it_was(live_server, editor_page):
+    page = editor_page
+    post = PostFactory(body="First paragraph.", status=Status.DRAFT, published_at=None)
+    page.goto(live_server.url + reverse("admin:blog_post_change", args=[post.pk]))
+    body = page.locator("#id_body")
+    page.on("dialog", lambda dialog: dialog.accept("A logo"))
+    body.evaluate(PASTE_FILE, [base64.b64encode(SVG).decode(), "logo.svg", "image/svg+xml"])
+    status = page.locator(".markdown-writing-status").first
+    expect(status).to_contain_text("logo.svg was not uploaded. “logo.svg” is an SVG drawing: SVG can carry script")
+    expect(status).to_have_class(re.compile("markdown-writing-refused"))
+    expect(body).to_have_value("First paragraph.")
+    assert Image.objects.count() == 0 and violations(page) == []
 
 
 def test_the_preview_shows_a_citation_link_and_runs_nothing_from_a_hostile_body(
@@ -112,3 +127,15 @@ def test_ctrl_s_saves_and_stays_on_the_form(live_server, editor_page):
     assert page.url.endswith(change)
     assert Post.objects.get(pk=post.pk).title == "After Ctrl+S"
     assert violations(page) == []
+
+
+def test_a_session_ended_while_typing_says_so_in_the_preview_and_keeps_the_text(live_server, editor_page):
+    page = editor_page
+    post = PostFactory(body="Before.", status=Status.DRAFT, published_at=None)
+    page.goto(live_server.url + reverse("admin:blog_post_change", args=[post.pk]))
+    pane = page.locator(".markdown-preview").first
+    expect(pane).to_contain_text("Before.")
+    page.context.clear_cookies(name="sessionid")  # the session expired (the CSRF cookie stays)
+    page.locator("#id_body").fill("Typed after the session ended.")
+    expect(pane).to_have_text("Your session has ended: sign in again in another tab; your text is still here.")
+    expect(page.locator("#id_body")).to_have_value("Typed after the session ended.")
