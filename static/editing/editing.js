@@ -244,7 +244,11 @@
     form.addEventListener("input", schedule);
     form.addEventListener("change", schedule);
     form.addEventListener("submit", beforeSave);
-    document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") sendNow(); });
+    document.addEventListener("visibilitychange", () => {
+      // Hidden: keep the text now. Visible again: beat now (a browser slows a hidden tab's timers).
+      if (document.visibilityState === "hidden") sendNow();
+      else beat();
+    });
     window.addEventListener("pagehide", () => {
       sendNow();
       navigator.sendBeacon(presenceUrl, new URLSearchParams({leaving: "1", csrfmiddlewaretoken: csrfToken(form)}));
