@@ -1,4 +1,6 @@
 """Editorial admin for the blog."""
+from django import forms
+from django.apps import apps
 from django.contrib import admin
 from django.db.models import Count, Q
 from taggit.models import Tag
@@ -15,6 +17,12 @@ from .models import Author, Post, PostAuthor, TaggedPost
 from .schemas import PostOut
 
 
+class AuthorForm(forms.ModelForm):
+    def clean_handle(self):  # one namespace with topics and the fixed actors (fediverse/handles.py)
+        apps.get_app_config("fediverse").check_handle(self.cleaned_data["handle"], instance=self.instance)
+        return self.cleaned_data["handle"]
+
+
 @admin.register(Author)
 class AuthorAdmin(EditConflictAdmin, admin.ModelAdmin):
     list_display = ["name", "handle", "user", "post_count"]
@@ -24,6 +32,7 @@ class AuthorAdmin(EditConflictAdmin, admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     raw_id_fields = ["user"]
     view_on_site = True
+    form = AuthorForm
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(post_total=Count("post_links"))

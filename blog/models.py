@@ -5,6 +5,7 @@ import re
 
 from django.conf import settings
 import reversion
+from django.core.validators import RegexValidator
 from django.contrib.contenttypes.fields import GenericRelation
 from django.db import connections, models
 from django.urls import reverse
@@ -71,6 +72,13 @@ def author_path(slug: str) -> str:
     return reverse("blog:author", args=[slug])
 
 
+#: ``@user@server``: what the post page's ``fediverse:creator`` meta names (Mastodon credits it on previews).
+fediverse_address_validator = RegexValidator(
+    r"^@[A-Za-z0-9_.-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$",
+    "Enter a fediverse address as @user@server, e.g. @ezyang@mastodon.social.",
+)
+
+
 class Author(models.Model):
     """Someone who writes for the blog; may or may not have a site account."""
 
@@ -79,6 +87,11 @@ class Author(models.Model):
         max_length=60, blank=True, help_text="GitHub-style handle without the @, e.g. ezyang. Optional."
     )
     bio = models.TextField(blank=True)
+    fediverse_address = models.CharField(
+        max_length=200, blank=True, validators=[fediverse_address_validator],
+        help_text="Their own fediverse account as @user@server, e.g. @ezyang@mastodon.social. Optional: "
+        "post pages then name it (fediverse:creator), so Mastodon credits them on link previews.",
+    )
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="author"
     )

@@ -1,5 +1,6 @@
 """Editorial admin for The Wire."""
 from django import forms
+from django.apps import apps
 from django.contrib import admin, messages
 from django.db import models
 from django.db.models import Count, OuterRef, Q, Subquery
@@ -33,8 +34,15 @@ class RepositoryInline(admin.TabularInline):
     show_change_link = True
 
 
+class TopicForm(forms.ModelForm):
+    def clean_slug(self):  # the slug is its fediverse handle: one namespace (fediverse/handles.py)
+        apps.get_app_config("fediverse").check_handle(self.cleaned_data["slug"], instance=self.instance)
+        return self.cleaned_data["slug"]
+
+
 @admin.register(Topic)
 class TopicAdmin(EditConflictAdmin, admin.ModelAdmin):
+    form = TopicForm
     list_display = ["name", "slug", "repository_count"]
     ordering = ["name"]  # the Count annotation drops Meta.ordering, and autocomplete pages need an order
     search_fields = ["name", "description"]

@@ -25,6 +25,7 @@ urlpatterns = [
     path("webhooks/", include("ingestion.urls")),
     path("media/", include("images.urls")),  # renditions on this machine's disk (MEDIA_URL); images/views.py
     path("edit-bar/", include("editbar.urls")),
+    re_path(r"^(?=\.well-known/|nodeinfo/|ap/)", include("fediverse.urls")),  # WebFinger, NodeInfo, actors
     path("newsletters/", include("newsletters.urls")),  # sign-up, confirm, manage, unsubscribe (never cached)  # staff only: the edit bar's purge (editbar/)
     path("", include("digests.urls")),
     path("", include("blog.urls")),

@@ -13,12 +13,10 @@ import dj_database_url
 from .env import env_bool, env_list  # noqa: F401 (dev, prod and bench import them from here)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
-
 INSTALLED_APPS = [
     "newsroom.apps.NewsroomAdminConfig",  # Django's admin, its front page the newsroom (newsroom/sites.py)
     "django.contrib.auth",
@@ -42,6 +40,7 @@ INSTALLED_APPS = [
     "newsroom",
     "editbar",  # the staff edit bar on public pages (issue 26)
     "newsletters",  # readers following by email (issue 27)
+    "fediverse",  # actors, WebFinger, NodeInfo (issue 38; docs/fediverse.md)
     "editing",  # presence and autosave on the admin's change forms (issue 37; docs/editing.md)
     "anymail",
     "repojournal",  # the wiring; an app only for its command run_schedule (`make run`'s beat, repojournal/schedule.py)
@@ -61,6 +60,7 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",  # turns axes' lockout into accounts.lockout.locked_out's page
     # A lost database is a 503, not a 500 (process_exception: the only one, so its place is free).
     "repojournal.outages.DatabaseOutageMiddleware",
+    "fediverse.negotiation.ActivityNegotiationMiddleware",  # answers activity+json before the page cache looks
     "reader.caching.PageCacheMiddleware",  # outer middleware adds its headers to cached pages
     "edge.middleware.SurrogateKeyMiddleware",  # inside the page cache: pages are stored with their keys
 ]
