@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from django.apps import apps as django_apps
 from django.contrib.auth.models import Group
+from xdist.scheduler import LoadScopeScheduling
 
 #: The design documents beside a development checkout; a lone clone has none (only test_seeds compares with it).
 SHARED_DIR = Path(__file__).resolve().parent.parent.parent / "shared"
@@ -22,18 +23,34 @@ PROCESS_GROUPS = {
 }
 
 
-def process_group(item) -> str | None:
-    path = Path(str(item.fspath)).resolve().relative_to(Path(__file__).resolve().parent.parent).as_posix()
-    return next((group for prefix, group in PROCESS_GROUPS.items() if path.startswith(prefix)), None)
+def process_group(nodeid: str) -> str | None:
+    """The group of a test by its node id (a path from the project's root, then ``::`` and its name)."""
+    return next((group for prefix, group in PROCESS_GROUPS.items() if nodeid.startswith(prefix)), None)
+
+
+class ProcessGroupScheduling(LoadScopeScheduling):
+    """Each of PROCESS_GROUPS as one unit of work, sent whole to one worker; every other test on its own.
+
+    pytest-xdist's ``--dist loadgroup`` does this for tests marked ``xdist_group`` by renaming their node
+    ids, which pytest 9 no longer lets it do (``Item._nodeid`` is gone): the marks were ignored, and each
+    group's tests were spread over both workers, so the quick bench ran twice (7 minutes each) and the
+    topologies started once per worker. Grouping by path in the scheduler needs no renaming.
+    """
+
+    def _split_scope(self, nodeid: str) -> str:
+        return process_group(nodeid) or nodeid
+
+
+def pytest_xdist_make_scheduler(config, log):
+    return ProcessGroupScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
-    groups = {item.nodeid: process_group(item) for item in items}
-    for item in items:
-        if groups[item.nodeid]:
-            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
-    if getattr(config.option, "numprocesses", None):  # stable: the groups first, each in its own order
-        items.sort(key=lambda item: groups[item.nodeid] is None)
+    """Under pytest-xdist, the groups first (the longest units start first), each in its own order."""
+    import os
+
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects, and sorts alike: the order is stable
+        items.sort(key=lambda item: process_group(item.nodeid) is None)
 
 
 @pytest.fixture

@@ -1,0 +1,14 @@
+"""`make test` under pytest-xdist: each group of tests that shares started processes runs whole on one worker."""
+from .conftest import ProcessGroupScheduling
+
+
+def test_a_groups_tests_are_one_unit_of_work_and_other_tests_each_their_own():
+    """pytest 9 silently broke ``--dist loadgroup``'s marks: the quick bench then ran once per worker."""
+    def scope(nodeid: str) -> str:
+        return ProcessGroupScheduling._split_scope(None, nodeid)
+
+    assert scope("tests/perf/test_bench.py::test_the_tenth_scale_is_compared") == "quick-bench"
+    assert scope("tests/edge/test_edge.py::test_a") == scope("tests/edge/test_vcl.py::test_b") == "edge-topology"
+    assert scope("tests/faults/test_outages.py::test_c[redis]") == "fault-stack"
+    alone = "tests/perf/test_load.py::test_a_window_with_responses_is_run_once"
+    assert scope(alone) == alone
