@@ -1,5 +1,6 @@
 """WebFinger, host-meta, NodeInfo and the actor documents (issue 38, read-only part)."""
 import json
+import os
 
 import pytest
 from django.core.cache import cache
@@ -13,6 +14,7 @@ from fediverse import handles
 from fediverse.models import ActorKey
 from publishing.workflow import Status
 from reader.caching import LOCAL
+from tests.perf.test_caching import REDIS_BACKEND, redis_url
 from tests.site.hostile import CORPUS, live_markup
 
 pytestmark = pytest.mark.django_db
@@ -99,6 +101,15 @@ def test_each_actor_kind_has_a_document_with_one_key_made_once(client, content, 
     assert "PRIVATE" not in first.content.decode()
 
 
+def test_staff_roles_cannot_open_the_keys(client, editor, publisher):
+    client.get("/ap/actors/wire")
+    key = ActorKey.objects.get(handle="wire")
+    for user in (editor, publisher):
+        client.force_login(user)
+        response = client.get(f"/admin/fediverse/actorkey/{key.pk}/change/")
+        assert response.status_code in (302, 403) and b"PRIVATE" not in response.content
+
+
 def test_the_private_key_is_never_shown(admin_client, client, content):
     client.get("/ap/actors/wire")
     key = ActorKey.objects.get(handle="wire")
@@ -162,8 +173,13 @@ def test_the_author_admin_refuses_a_reserved_handle(publisher, client):
     assert response.status_code == 200 and "reserved" in response.content.decode()
 
 
-@pytest.fixture
-def page_cache(settings):
+@pytest.fixture(params=["locmem", "redis"])
+def page_cache(request, settings):
+    """The page cache on, on the local-memory cache and on a real Redis (as tests/perf/test_caching.py)."""
+    if request.param == "redis":
+        if not os.environ.get("REDIS_URL"):
+            pytest.skip("REDIS_URL is not set: the Redis variant runs in CI's PostgreSQL + Redis pass")
+        settings.CACHES = {"default": {"BACKEND": REDIS_BACKEND, "LOCATION": redis_url()}}
     settings.PAGE_CACHE_ENABLED = True
     cache.clear()
     LOCAL.reset()
