@@ -95,6 +95,13 @@ def of_author(author: Author) -> Actor | None:
     return Actor(handles.normalise(author.handle), "author", author.name, author.bio, author.get_absolute_url(), author)
 
 
+def own_actor(author: Author) -> Actor | None:
+    """The author's actor, unless their handle clashes with an account that wins it (``find``'s order)."""
+    actor = of_author(author)
+    holder = find(actor.handle) if actor is not None else None
+    return actor if holder is not None and holder.row == author else None
+
+
 def find(handle: str) -> Actor | None:
     """The actor `handle` names, or None (fixed actors first, then topics, then authors: see checks.py)."""
     wanted = handles.normalise(handle)
@@ -128,5 +135,5 @@ def at_page(path: str) -> Actor | None:
         if match.view_name == "fediverse:actor":
             return find(match.kwargs["handle"])
         author = Author.objects.published().filter(slug=match.kwargs["slug"]).first()
-        return of_author(author) if author is not None else None
+        return own_actor(author) if author is not None else None
     return None

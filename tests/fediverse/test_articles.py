@@ -67,12 +67,14 @@ def outbox_queries(client, handle: str) -> int:
     return len(captured)
 
 
-@pytest.mark.parametrize("handle", ["blog", "wire"])
+@pytest.mark.parametrize("handle", ["blog", "wire", "ezyang", "pytorch"])
 def test_outbox_queries_do_not_grow_with_the_data(client, handle):
+    author, topic = AuthorFactory(handle="ezyang"), TopicFactory(slug="pytorch")
+
     def add(n):
         for index in range(n):
-            PostFactory(authors=[AuthorFactory(), AuthorFactory()], tags=[f"tag{index}", "common"])
-            DigestFactory()
+            PostFactory(authors=[author, AuthorFactory()], tags=[f"tag{index}", "common"])
+            DigestFactory(topic=topic)
 
     add(3)
     few = outbox_queries(client, handle)

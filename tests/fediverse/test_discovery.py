@@ -236,3 +236,10 @@ def test_hostile_text_stays_harmless_in_articles(client):
     assert article["name"] == "<script>alert(1)</script>"  # a plain-text field: JSON, not HTML
     digest = DigestFactory(summary="\n\n".join(CORPUS), body="\n\n".join(CORPUS))
     assert live_markup(client.get(digest.get_absolute_url(), headers={"accept": AS}).json()["content"]) == []
+
+
+def test_an_author_whose_handle_a_topic_holds_is_not_given_the_topics_actor(client, content):
+    PostFactory(authors=[AuthorFactory(handle="pytorch", slug="py")])  # written before the admin refused it
+    assert finger(client, "http://testserver/authors/py/").status_code == 404
+    assert client.get("/authors/py/", headers={"accept": AS}).status_code == 404
+    assert client.get("/ap/actors/pytorch").json()["url"] == "http://testserver/topics/pytorch/"
