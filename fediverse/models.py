@@ -1,11 +1,13 @@
 """Each actor's RSA key pair: made on first use, the private half never leaving the database."""
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, models, router, transaction
+from django.views.decorators.debug import sensitive_variables
 
 KEY_BITS = 2048
 
 
+@sensitive_variables("key", "private")  # never printed in an error report
 def new_key_pair() -> tuple[str, str]:
     """(public PEM, private PEM) of a fresh RSA key: what Mastodon and the HTTP Signatures drafts expect."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_BITS)
@@ -17,17 +19,22 @@ def new_key_pair() -> tuple[str, str]:
 
 
 class ActorKeyQuerySet(models.QuerySet):
+    @sensitive_variables("public", "private")
     def for_handle(self, handle: str) -> "ActorKey":
-        """The actor's key pair, made the first time anyone asks (two first askers: one pair wins)."""
-        found = self.filter(handle=handle).first()
+        """The actor's key pair, made the first time anyone asks (two first askers: one pair wins).
+
+        Read from the primary: a replica behind it would not have the row another request just made.
+        """
+        primary = self.using(router.db_for_write(self.model))
+        found = primary.filter(handle=handle).first()
         if found is not None:
             return found
         public, private = new_key_pair()
         try:
             with transaction.atomic():
-                return self.create(handle=handle, public_key_pem=public, private_key_pem=private)
+                return primary.create(handle=handle, public_key_pem=public, private_key_pem=private)
         except IntegrityError:
-            return self.get(handle=handle)
+            return primary.get(handle=handle)
 
 
 class ActorKey(models.Model):

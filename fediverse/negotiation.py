@@ -7,7 +7,13 @@ before the page cache looks anything up, so a cached HTML page is never served t
 never stored as the page. Every answer of those views says ``Vary: Accept`` (cache hits too: this
 middleware is outside the page cache), and the JSON notes the objects it shows (``publishing.shown``)
 so the edge files it under the HTML page's surrogate keys and an edit purges both.
+
+Behind Cloudflare (``EDGE_PURGE_BACKEND=cloudflare``) pages are not negotiated: Cloudflare keys its
+cache by URL alone and ignores ``Vary: Accept``, so whichever answer it fetched first would be served
+to everyone (JSON to browsers, or HTML to Mastodon: WordPress's ActivityPub plugin's #305, #580).
+Fediverse servers reach the same documents at their ``/ap/`` ids, which WebFinger names.
 """
+from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.utils.cache import patch_vary_headers
 
@@ -18,6 +24,11 @@ from . import actors, views
 HTML = "text/html"
 ACTIVITY_TYPES = [HTML, views.ACTIVITY_JSON, 'application/ld+json; profile="https://www.w3.org/ns/activitystreams"']
 NEGOTIATED = {"digests:index", "blog:index", "digests:topic", "blog:author", "blog:post", "digests:detail"}
+
+
+def negotiates_pages() -> bool:
+    """Whether a page's URL answers fediverse clients too: not behind an edge that ignores ``Vary``."""
+    return settings.EDGE_PURGE_BACKEND != "cloudflare"
 
 
 def wants_activity(request) -> bool:
@@ -52,13 +63,14 @@ class ActivityNegotiationMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         match = request.resolver_match
-        if match is not None and match.view_name in NEGOTIATED:
+        if match is not None and match.view_name in NEGOTIATED and negotiates_pages():
             patch_vary_headers(response, ["Accept"])
         return response
 
     def process_view(self, request, view_func, view_args, view_kwargs):
         match = request.resolver_match
-        if request.method not in ("GET", "HEAD") or match.view_name not in NEGOTIATED or not wants_activity(request):
+        if (request.method not in ("GET", "HEAD") or match.view_name not in NEGOTIATED or not negotiates_pages()
+                or not wants_activity(request)):
             return None
         try:
             return views.activity_response(document(request, match.view_name, view_kwargs))

@@ -120,6 +120,23 @@ def test_the_private_key_is_never_shown(admin_client, client, content):
     assert key.private_key_pem not in repr(key) + str(key)
 
 
+def test_the_private_key_cannot_be_guessed_through_the_lists_filters(admin_client, client):
+    """A filter in the URL would tell, by the count of rows, whether each guessed character is right."""
+    client.get("/ap/actors/wire")
+    prefix = ActorKey.objects.get(handle="wire").private_key_pem[:40]
+    response = admin_client.get("/admin/fediverse/actorkey/", {"private_key_pem__startswith": prefix})
+    assert response.status_code == 400 and prefix.encode() not in response.content
+
+
+def test_behind_cloudflare_pages_are_not_negotiated(client, content, settings):
+    """Cloudflare keys its cache by URL and ignores Vary: the page's URL answers HTML to everyone."""
+    settings.EDGE_PURGE_BACKEND = "cloudflare"
+    response = client.get("/wire/", HTTP_ACCEPT=AS)
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
+    assert "Accept" not in response.get("Vary", "")
+    assert client.get("/ap/actors/wire", HTTP_ACCEPT=AS)["Content-Type"].startswith("application/activity+json")
+
+
 def test_unknown_actor_and_collections_are_404(client):
     for path in ("/ap/actors/nobody", "/ap/actors/nobody/outbox", "/ap/actors/nobody/followers"):
         assert client.get(path).status_code == 404
