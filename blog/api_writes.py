@@ -7,6 +7,8 @@ Every write is one revision in the post's history, credited to the token's user.
 A write runs in one transaction; if it loses a lock conflict to another write of the
 same rows, it runs once more (``publishing.locks``), then the client gets a 409.
 """
+from django.apps import apps
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
@@ -134,6 +136,10 @@ def create_author(request: HttpRequest, payload: NewAuthorIn):
     problems = FieldProblems()
     if Author.objects.filter(slug=payload.slug).exists():
         problems.add("body.slug", f"An author with the slug “{payload.slug}” already exists.")
+    try:  # one namespace of fediverse handles (issue 38); the app registry, as the admin's form reaches it
+        apps.get_app_config("fediverse").check_handle(payload.handle or "")
+    except ValidationError as refused:
+        problems.add("body.handle", " ".join(refused.messages))
     problems.raise_if_any()
     return HttpStatus(201, Author.objects.create(**payload.dict()))
 

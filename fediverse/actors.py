@@ -90,7 +90,9 @@ def of_topic(topic: Topic) -> Actor:
 
 
 def of_author(author: Author) -> Actor | None:
-    if not author.handle:
+    """The author's actor; none without a handle, or with one stored before handles were checked that
+    no actor URL can carry."""
+    if not author.handle or not handles.well_formed(author.handle):
         return None
     return Actor(handles.normalise(author.handle), "author", author.name, author.bio, author.get_absolute_url(), author)
 

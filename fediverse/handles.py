@@ -3,6 +3,8 @@
 Remote servers know an actor only by its handle, so two actors may never share one (WebFinger could
 not tell them apart) and words our own URLs or common server software use are refused.
 """
+import re
+
 from django.core.exceptions import ValidationError
 
 WIRE, BLOG = "wire", "blog"
@@ -13,6 +15,15 @@ RESERVED = frozenset({
     "support", "help", "about", "search", "sitemap", "robots", "health", "webhooks", "newsletters", "preview",
     "posts", "tags", "topics", "authors", "repos", "edit-bar", "instance", "relay", "public", "null",
 })
+
+
+#: What a handle may be: the characters Mastodon allows in a username (and a topic's slug has), nothing that
+#: would not fit in an ``acct:`` URI or an ``/ap/actors/<handle>`` path.
+PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def well_formed(handle: str) -> bool:
+    return bool(PATTERN.fullmatch(handle.strip()))
 
 
 def normalise(handle: str) -> str:
@@ -45,6 +56,8 @@ def check_handle(handle: str, *, instance=None) -> None:
     """
     if not handle:
         return
+    if not well_formed(handle):
+        raise ValidationError(f"“{handle}” cannot name a fediverse account: use letters, digits, “_”, “.” and “-”.")
     if reserved(handle):
         raise ValidationError(f"“{handle}” is reserved: it cannot name a fediverse account here.")
     own = (instance._meta.label_lower, instance.pk) if instance is not None and instance.pk else None

@@ -6,7 +6,7 @@ from reversion.models import Version
 
 from accounts.models import ApiToken
 from blog.factories import AuthorFactory, PostFactory
-from blog.models import Post
+from blog.models import Author, Post
 from digests.factories import DigestFactory, ReferenceFactory, RepositoryFactory, TopicFactory
 from digests.models import Digest, Reference, Repository
 from publishing.workflow import Status
@@ -205,6 +205,17 @@ def test_post_authors_must_exist_and_are_created_explicitly(writer):
     assert writer("post", "/api/v1/authors/", {"slug": "newbie", "name": "New Bie"}).status_code == 201
     assert writer("post", "/api/v1/posts/", body).status_code == 201
     assert writer("post", "/api/v1/posts/", body).json()["errors"][0]["field"] == "body.slug"
+
+
+@pytest.mark.parametrize(("handle", "says"), [("admin", "reserved"), ("wire", "already the fediverse handle"),
+                                              ("a/b", "cannot name a fediverse account")])
+def test_an_author_handle_no_fediverse_account_can_have_is_refused(writer, handle, says):
+    """One namespace of handles (issue 38): the API refuses what the admin refuses; "a/b" made a 500 of pages."""
+    refused = writer("post", "/api/v1/authors/", {"slug": "newbie", "name": "New Bie", "handle": handle})
+    assert refused.status_code == 422
+    error = refused.json()["errors"][0]
+    assert error["field"] == "body.handle" and says in error["message"]
+    assert not Author.objects.filter(slug="newbie").exists()
 
 
 def test_a_tag_name_without_letters_or_digits_is_refused_and_nothing_is_stored(writer):

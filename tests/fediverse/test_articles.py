@@ -99,3 +99,16 @@ def test_the_fediverse_address_is_validated(address, valid):
     else:
         with pytest.raises(Exception, match="fediverse address"):
             author.full_clean()
+
+
+def test_a_handle_stored_before_handles_were_checked_names_no_actor_and_breaks_no_page(client):
+    """"a/b" fits no /ap/actors/<handle> path: the Article and the outbox left it out instead of a 500."""
+    from blog.factories import AuthorFactory, PostFactory
+
+    author = AuthorFactory(handle="a/b", slug="ab", name="A B")
+    post = PostFactory(authors=[author])
+    article = client.get(post.get_absolute_url(), HTTP_ACCEPT="application/activity+json")
+    assert article.status_code == 200
+    assert not any("a/b" in actor for actor in article.json()["attributedTo"])
+    outbox = client.get("/ap/actors/blog/outbox").json()
+    assert client.get(outbox["first"]).json()["orderedItems"][0]["object"]["id"] == article.json()["id"]
