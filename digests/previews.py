@@ -19,7 +19,7 @@ MAX_ROWS = 500
 
 def _number(value) -> int | None:
     text = str(value or "").strip()
-    return int(text) if text.isdigit() and len(text) <= 9 else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None  # "²".isdigit()
 
 
 def typed_rows(data) -> list[tuple[int | None, int | None, int | None, bool]]:

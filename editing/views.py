@@ -77,12 +77,14 @@ def _fields(text: str) -> list:
     """The form's ``[name, value]`` pairs from their JSON, or ValueError saying what is wrong."""
     try:
         pairs = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: "[[[[…" nested deeper than Python goes
         raise ValueError("“fields” must be the form's fields as JSON: a list of [name, value] pairs.") from None
     if not isinstance(pairs, list) or not all(
             isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)
             for pair in pairs):
         raise ValueError("“fields” must be a list of [name, value] pairs of strings.")
+    if any("\x00" in part for pair in pairs for part in pair):  # PostgreSQL's jsonb refuses it (a 500)
+        raise ValueError("A field's value may not contain a NUL character.")
     if len(pairs) > MAX_FIELDS:
         raise ValueError(f"A change form has at most {MAX_FIELDS} fields.")
     return [pair for pair in pairs if pair[0] not in NOT_KEPT]

@@ -133,3 +133,15 @@ def test_deleting_the_item_removes_every_editors_autosave(post, ada, bob, admin_
     keep(signed_in(bob), post, [["title", "B"]])
     assert admin_client.post(url_of(post, "delete"), {"post": "yes"}).status_code == 302
     assert not Autosave.objects.exists()
+
+
+def test_a_bulk_delete_removes_every_editors_autosave_of_those_items(post, ada, admin_client):
+    from blog.factories import PostFactory
+
+    other = PostFactory(status=Status.DRAFT, published_at=None)
+    assert keep(signed_in(ada), post, [["title", "A"]]).status_code == 200
+    assert keep(signed_in(ada), other, [["title", "B"]]).status_code == 200
+    response = admin_client.post("/admin/blog/post/", {"action": "delete_selected", "_selected_action": [post.pk],
+                                                       "post": "yes"})
+    assert response.status_code == 302
+    assert list(Autosave.objects.values_list("object_id", flat=True)) == [str(other.pk)]
