@@ -1,8 +1,11 @@
 """`make bench`'s quick mode, end to end, so the harness cannot rot. CI runs it; the numbers are not judged.
 
-It generates a tiny archive into its own database (PostgreSQL when the suite
-runs on PostgreSQL, else a SQLite file), serves it with gunicorn, loads it
-with wrk and checks the shape and the internal consistency of what it wrote.
+It generates a tiny archive into its own PostgreSQL database (the suite's name
+with ``_bench``) and Redis database, serves it with gunicorn, loads it with wrk
+and checks the shape and the internal consistency of what it wrote. (The
+harness also runs on a SQLite file, which ``python -m bench`` accepts; the
+SQLite branches below are kept for that, though the suite runs them only on
+PostgreSQL, as ``make bench`` does.)
 """
 import json
 import os
@@ -25,9 +28,15 @@ ADMIN_NAMES = {"admin posts", "admin posts search", "admin digests", "admin dige
 UNCACHED = {"api digests page 1", "api digests cursor 100", "api posts page 1", "api posts cursor 100",
             "webhook (verify + store + enqueue)", "newsroom (Publisher)", *ADMIN_NAMES}
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk); CI installs it"
-)
+pytestmark = [
+    pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (apt-get install wrk); CI installs it"),
+    # `make bench` runs on PostgreSQL and Redis only (the Makefile's BENCH_DATABASE_URL and BENCH_REDIS_URL), so
+    # its harness is run end to end in the suite's PostgreSQL + Redis pass (CI's second). On SQLite it measured a
+    # setup `make bench` never uses, in 7 of `make test`'s minutes (issue 39: `make test` within 10 minutes).
+    pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get("REDIS_URL"),
+                       reason="`make bench` runs on PostgreSQL + Redis: its quick run is tested in CI's PostgreSQL + "
+                              "Redis pass (set DATABASE_URL and REDIS_URL)"),
+]
 
 
 def bench_environment(tmp_path: Path) -> dict[str, str]:
