@@ -1,9 +1,7 @@
 """WebFinger, host-meta, NodeInfo and the actor documents (issue 38, read-only part)."""
 import json
-import os
 
 import pytest
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -13,8 +11,7 @@ from digests.factories import DigestFactory, TopicFactory
 from fediverse import handles
 from fediverse.models import ActorKey
 from publishing.workflow import Status
-from reader.caching import LOCAL
-from tests.perf.test_caching import REDIS_BACKEND, redis_url
+from tests.perf.test_caching import page_cache_on
 from tests.site.hostile import CORPUS, live_markup
 
 pytestmark = pytest.mark.django_db
@@ -193,16 +190,7 @@ def test_the_author_admin_refuses_a_reserved_handle(publisher, client):
 @pytest.fixture(params=["locmem", "redis"])
 def page_cache(request, settings):
     """The page cache on, on the local-memory cache and on a real Redis (as tests/perf/test_caching.py)."""
-    if request.param == "redis":
-        if not os.environ.get("REDIS_URL"):
-            pytest.skip("REDIS_URL is not set: the Redis variant runs in CI's PostgreSQL + Redis pass")
-        settings.CACHES = {"default": {"BACKEND": REDIS_BACKEND, "LOCATION": redis_url()}}
-    settings.PAGE_CACHE_ENABLED = True
-    cache.clear()
-    LOCAL.reset()
-    yield
-    cache.clear()
-    LOCAL.reset()
+    yield from page_cache_on(request, settings)
 
 
 @pytest.mark.parametrize("path", ["/wire/", "/posts/", "/topics/pytorch/", "/authors/ed/", "post", "digest"])

@@ -28,9 +28,9 @@ def redis_url() -> str:
     return os.environ["REDIS_URL"]
 
 
-@pytest.fixture(autouse=True, params=["locmem", "redis"])
-def page_cache(request, settings):
-    """Every test runs on the test settings' local-memory cache and on a real Redis."""
+def page_cache_on(request, settings):
+    """The page cache on, on the cache `request.param` names ("locmem" or "redis"), emptied before and after.
+    A generator for a fixture to yield from (tests/fediverse uses it too)."""
     if request.param == "redis":
         if not os.environ.get("REDIS_URL"):
             pytest.skip("REDIS_URL is not set: the Redis variant runs in CI's PostgreSQL + Redis pass")
@@ -41,6 +41,12 @@ def page_cache(request, settings):
     yield
     cache.clear()
     LOCAL.reset()
+
+
+@pytest.fixture(autouse=True, params=["locmem", "redis"])
+def page_cache(request, settings):
+    """Every test runs on the test settings' local-memory cache and on a real Redis."""
+    yield from page_cache_on(request, settings)
 
 
 def queries_for(client, url: str, **headers) -> tuple[int, object]:
